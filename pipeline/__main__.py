@@ -1,0 +1,5 @@
+"""``python -m trajset.pipeline`` runs the command line."""
+
+from .cli import main
+
+main()

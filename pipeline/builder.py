@@ -1,0 +1,200 @@
+"""Writing Agent Session Format sessions from code: sample store, tests, benchmarks.
+
+``SessionBuilder`` appends entries the way the reference library does (an
+entry without an explicit parent hangs under the current leaf; ``branch``
+makes the next append fork), mints readable ids and deterministic
+timestamps, and records each response's ``request_hash`` from the context
+the response answered, so built sessions verify.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from .context import canonical_request, request_context, request_hash
+from .session import Session, read_session_text
+
+JSON = Any
+
+
+class SessionBuilder:
+    def __init__(
+        self,
+        session_id: str,
+        created_at: str = "2026-09-01T10:00:00Z",
+        *,
+        harness: dict[str, str] | None = None,
+        cwd: str = "",
+        records: list[str] | None = None,
+        hashes: bool = True,
+        **header: JSON,
+    ) -> None:
+        self.header: dict[str, JSON] = {
+            "type": "session",
+            "format": "agentsession/0.2",
+            "id": session_id,
+            "created_at": created_at,
+            "payload": "openresponses/2026-04-24",
+        }
+        if harness:
+            self.header["harness"] = harness
+        if records:
+            self.header["records"] = records
+        if cwd:
+            self.header["cwd"] = cwd
+        self.header.update(header)
+        self.entries: list[dict[str, JSON]] = []
+        self.leaf: str | None = None
+        self.hashes = hashes
+        self._clock = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+        self._counts: dict[str, int] = {}
+        self._responses = 0
+
+    # -- plumbing ---------------------------------------------------------------
+
+    def _id(self, kind: str) -> str:
+        prefix = {
+            "item": "i",
+            "response": "r",
+            "config": "c",
+            "compaction": "k",
+            "branch_summary": "b",
+            "label": "l",
+            "info": "n",
+            "env": "e",
+            "outcome": "o",
+            "link": "k",
+            "custom": "u",
+            "run": "u",
+            "dispatch": "p",
+            "decision": "d",
+        }.get(kind, "x")
+        n = self._counts.get(prefix, 0) + 1
+        self._counts[prefix] = n
+        return f"{prefix}{n:07d}"
+
+    def _ts(self) -> str:
+        self._clock += timedelta(seconds=1)
+        return self._clock.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def add(self, kind: str, /, parent: str | bool | None = True, **body: JSON) -> str:
+        """Append one entry; ``parent=True`` hangs it under the current leaf, ``None`` makes a root."""
+        eid = body.pop("id", None) or self._id(kind)
+        par = self.leaf if parent is True else parent
+        entry = {"type": kind, "id": eid, "parent": par or None, "ts": self._ts(), **body}
+        self.entries.append(entry)
+        self.leaf = eid
+        return eid
+
+    def branch(self, at: str | None) -> SessionBuilder:
+        """The next append forks at ``at`` (``None``: a new root)."""
+        self.leaf = at
+        return self
+
+    # -- conversation -------------------------------------------------------------
+
+    def config(self, **settings: JSON) -> str:
+        return self.add("config", **settings)
+
+    def message(self, role: str, content: JSON, **extra: JSON) -> str:
+        if isinstance(content, str):
+            kind = "output_text" if role == "assistant" else "input_text"
+            part: dict[str, JSON] = {"type": kind, "text": content}
+            if kind == "output_text":
+                part["annotations"] = []
+            content = [part]
+        return self.add("item", item={"type": "message", "role": role, "content": content}, **extra)
+
+    def user(self, text: JSON) -> str:
+        return self.message("user", text)
+
+    def tool_output(self, call_id: str, output: JSON) -> str:
+        return self.add(
+            "item", item={"type": "function_call_output", "call_id": call_id, "output": output}
+        )
+
+    def respond(
+        self,
+        *,
+        text: str | None = None,
+        calls: list[tuple[str, str, JSON]] = (),  # type: ignore[assignment]
+        reasoning: str | None = None,
+        model: str = "",
+        usage: tuple[int, int, int] | None = (0, 0, 0),
+        status: str = "completed",
+        phase: str | None = None,
+        **response: JSON,
+    ) -> str:
+        """One model call: its output items, then the response entry with its hash."""
+        self._responses += 1
+        rid = f"resp_{self._responses}"
+        ctx_parent = self.leaf
+        if reasoning:
+            self.add(
+                "item",
+                item={
+                    "type": "reasoning",
+                    "id": f"rs_{self._responses}",
+                    "summary": [{"type": "summary_text", "text": reasoning}],
+                },
+                response=rid,
+            )
+        for call_id, name, args in calls:
+            self.add(
+                "item",
+                response=rid,
+                item={
+                    "type": "function_call",
+                    "id": f"fc_{call_id}",
+                    "status": "completed",
+                    "call_id": call_id,
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            )
+        if text is not None:
+            msg: dict[str, JSON] = {
+                "type": "message",
+                "id": f"msg_{self._responses}",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+            if phase:
+                msg["phase"] = phase
+            self.add("item", response=rid, item=msg)
+        body: dict[str, JSON] = {"response_id": rid}
+        if model:
+            body["model"] = model
+        body["status"] = status
+        if usage is not None:
+            i, o, c = usage
+            body["usage"] = {
+                "input_tokens": i,
+                "output_tokens": o,
+                "total_tokens": i + o,
+                "input_tokens_details": {"cached_tokens": c},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            }
+        body.update(response)
+        eid = self.add("response", **body)
+        if self.hashes and status == "completed" and ctx_parent is not None:
+            session = self.session()
+            ctx = request_context(session, eid)
+            self.entries[-1]["request_hash"] = request_hash(
+                canonical_request(ctx.settings, ctx.items)
+            )
+        return eid
+
+    # -- output ----------------------------------------------------------------
+
+    def text(self) -> str:
+        lines = [self.header, *self.entries]
+        return "".join(
+            json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines
+        )
+
+    def session(self, source: str = "") -> Session:
+        return read_session_text(self.text(), source=source)

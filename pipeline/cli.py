@@ -1,0 +1,349 @@
+"""The ``trajset`` command line (DESIGN §3).
+
+Exit codes: 0 success; 1 processing failed (``--strict`` saw a bad input,
+``verify`` found a mismatch, ``validate`` found an invalid file); 2 usage or
+configuration error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from . import __version__
+from .errors import AbortRun, SessionReadError, TrajsetError, UsageError
+
+app = typer.Typer(
+    name="trajset",
+    help="Turn agent session stores into ATIF trajectories and training datasets.\n\n"
+    "Example: trajset export --out my-dataset   (exports the bundled sample store)",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+StoreArgs = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        help="Session files, folders or databases; none: the bundled sample store.",
+        show_default=False,
+    ),
+]
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    typer.echo(f"trajset: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _stores(stores: list[Path] | None) -> list[Path]:
+    from .stores import sample_store
+
+    return list(stores) if stores else [sample_store()]
+
+
+def _not_yet(option: str, issue: str) -> NoReturn:
+    _fail(f"{option} is not available yet in trajset {__version__} ({issue})", 2)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"trajset {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Turn agent session stores into ATIF trajectories and training datasets."""
+
+
+# --------------------------------------------------------------------------- export
+
+
+@app.command()
+def export(
+    stores: StoreArgs = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (the dataset).")] = Path(
+        "trajset-out"
+    ),
+    store_kind: Annotated[
+        str, typer.Option(help="auto|agentsession|agentsession-sqlite|einox|suga")
+    ] = "auto",
+    prefer: Annotated[
+        list[str] | None,
+        typer.Option(help="latest|current|label:NAME|score; repeat to chain, first decisive wins."),
+    ] = None,
+    redact: Annotated[
+        list[str] | None, typer.Option(help="Add or select a redaction rule.")
+    ] = None,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Write the sessions unredacted.")
+    ] = False,
+    secret: Annotated[list[str] | None, typer.Option(help="A literal secret to redact.")] = None,
+    secret_env: Annotated[
+        list[str] | None, typer.Option(help="An environment variable whose value is a secret.")
+    ] = None,
+    where: Annotated[
+        str | None, typer.Option(help="Keep trajectories matching an outcome filter.")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes (default: CPU count).")
+    ] = None,
+    executor: Annotated[str, typer.Option(help="local|ray")] = "local",
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 on the first unreadable input.")
+    ] = False,
+    mode: Annotated[
+        str, typer.Option(help="error|overwrite|resume: what to do when --out is not empty.")
+    ] = "error",
+    config: Annotated[Path | None, typer.Option(help="A TOML file of options.")] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress and no summary.")
+    ] = False,
+) -> None:
+    """Export every root-to-leaf trajectory as an ATIF v1.8 document.
+
+    Example: trajset export ~/.agent/sessions --out my-dataset --prefer label:kept --prefer score
+    """
+    from .export import EXECUTORS, ExportOptions, default_workers, run_export
+
+    if redact or secret or secret_env:
+        _not_yet("--redact/--secret/--secret-env", "redaction arrives with the redactors")
+    if where:
+        _not_yet("--where", "outcome filters arrive with the dataset tables")
+    if config:
+        _not_yet("--config", "configuration files arrive with the redactors")
+    if executor not in EXECUTORS:
+        _fail(f"unknown --executor {executor!r}; valid: {', '.join(EXECUTORS)}", 2)
+    if executor == "ray":
+        _not_yet("--executor ray", "use --executor local")
+    if workers is not None and workers < 1:
+        _fail("--workers must be at least 1", 2)
+    options = ExportOptions(prefer=tuple(prefer or ()), store_kind=store_kind, redact=False)
+    show = not quiet and sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if show:
+            sys.stderr.write(f"\r  units {done}/{total}")
+            sys.stderr.flush()
+            if done == total:
+                sys.stderr.write("\n")
+
+    try:
+        run = run_export(
+            _stores(stores),
+            out,
+            options,
+            workers=workers or default_workers(),
+            mode=mode,
+            progress=progress,
+            version=__version__,
+        )
+    except UsageError as exc:
+        _fail(str(exc), 2)
+    except AbortRun as exc:
+        _fail(str(exc), 1)
+    if not quiet:
+        _summary(run, out)
+    if strict and run.errors:
+        first = run.errors[0]
+        _fail(
+            f"--strict: {first.source}{':' + str(first.line) if first.line else ''}: {first.kind}: {first.message}",
+            1,
+        )
+
+
+def _summary(run: object, out: Path) -> None:
+    c = run.stats.counts  # type: ignore[attr-defined]
+    mb = run.bytes_read / 1e6  # type: ignore[attr-defined]
+    rate = mb / run.seconds if run.seconds else 0.0  # type: ignore[attr-defined]
+    rows = [
+        ("units", c["units"]),
+        ("sessions", c["sessions_read"]),
+        ("trees", c["trees"]),
+        ("trajectories", c["trajectories"]),
+        ("steps", c["steps"]),
+        ("errors", len(run.errors)),  # type: ignore[attr-defined]
+        ("MB/s", f"{rate:.2f}"),
+    ]
+    typer.echo(f"wrote {out}", err=True)
+    for k, v in rows:
+        typer.echo(f"  {k:<13}{v:>10}", err=True)
+
+
+# --------------------------------------------------------------------------- inspect / verify
+
+
+@app.command()
+def inspect(
+    store: StoreArgs = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per session.")] = False,
+) -> None:
+    """Show sessions, trees, forks, leaves and problems of a store.
+
+    Example: trajset inspect ~/.agent/sessions/home-u-proj
+    """
+    from .inspect import inspect_store
+
+    try:
+        reports = inspect_store(_stores(store))
+    except UsageError as exc:
+        _fail(str(exc), 2)
+    totals = {"sessions": 0, "unreadable": 0, "entries": 0, "forks": 0, "leaves": 0, "truncated": 0}
+    for rep in reports:
+        totals["sessions"] += 1
+        if rep.get("error"):
+            totals["unreadable"] += 1
+        totals["entries"] += rep.get("entries", 0)
+        totals["forks"] += len(rep.get("forks", []))
+        totals["leaves"] += len(rep.get("leaves", []))
+        totals["truncated"] += bool(rep.get("truncated"))
+        typer.echo(json.dumps(rep, ensure_ascii=False) if as_json else _format_report(rep))
+    if not as_json:
+        typer.echo(", ".join(f"{v} {k}" for k, v in totals.items()))
+
+
+def _format_report(rep: dict) -> str:
+    if rep.get("error"):
+        return f"{rep['source']}\n  UNREADABLE: {rep['error']}\n"
+    lines = [
+        f"{rep['session_id']}  {rep['name'] or ''}".rstrip(),
+        f"  file      {rep['source']}",
+        f"  entries   {rep['entries']}   roots {len(rep['roots'])}   leaves {len(rep['leaves'])}"
+        f"   current leaf {rep['current_leaf']}   main leaf {rep['main_leaf']}",
+    ]
+    for fork in rep["forks"]:
+        lines.append(f"  fork      {fork['entry_id']} -> {', '.join(fork['children'])}")
+    for k in rep["compactions"]:
+        lines.append(f"  compaction {k['entry_id']} keeps from {k['first_kept']}")
+    if rep.get("truncated"):
+        t = rep["truncated"]
+        lines.append(f"  truncated line {t['line']}: {t['reason']}")
+    for p in rep["problems"]:
+        lines.append(f"  problem   {p}")
+    return "\n".join(lines) + "\n"
+
+
+@app.command()
+def verify(store: StoreArgs = None) -> None:
+    """Rebuild every recorded request hash and check the record rules; exit 1 on a mismatch.
+
+    Example: trajset verify session.jsonl
+    """
+    from .inspect import verify_store
+
+    try:
+        lines, failed = verify_store(_stores(store))
+    except UsageError as exc:
+        _fail(str(exc), 2)
+    for line in lines:
+        typer.echo(line)
+    if failed:
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- validate / schema
+
+
+@app.command()
+def validate(directory: Annotated[Path, typer.Argument(help="An export folder.")]) -> None:
+    """Check every ATIF document in DIR/atif against ATIF v1.8; exit 1 when one fails.
+
+    Example: trajset validate my-dataset
+    """
+    from trajset.schemas.atif import validate_document
+
+    atif = directory / "atif"
+    if not atif.is_dir():
+        _fail(f"{directory} has no atif/ folder; is it a trajset export?", 2)
+    bad = 0
+    files = sorted(atif.glob("*.json"))
+    for f in files:
+        try:
+            err = validate_document(json.loads(f.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            err = f"not readable JSON: {exc}"
+        if err:
+            bad += 1
+            typer.echo(f"{f}: {err}")
+    typer.echo(f"{len(files) - bad} valid, {bad} invalid ATIF documents")
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command()
+def schema(
+    name: Annotated[
+        str, typer.Argument(help="atif|trajectories|steps|outcomes|preferences|errors")
+    ],
+) -> None:
+    """Print the JSON Schema of ATIF or the Arrow schema of a table.
+
+    Example: trajset schema atif > atif-v1.8.schema.json
+    """
+    if name == "atif":
+        from trajset.schemas.atif import json_schema
+
+        typer.echo(json.dumps(json_schema(), indent=2))
+        return
+    if name in ("trajectories", "steps", "outcomes", "preferences", "errors"):
+        _not_yet(f"the {name} table schema", "tables arrive with the dataset issue")
+    _fail(
+        f"unknown schema {name!r}; valid: atif, trajectories, steps, outcomes, preferences, errors",
+        2,
+    )
+
+
+@app.command()
+def convert(
+    store: Annotated[Path, typer.Argument(help="An einox or suga store.")],
+    to: Annotated[str, typer.Option(help="Target format.")] = "agentsession",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("converted"),
+) -> None:
+    """Convert an einox or suga store into Agent Session Format files.
+
+    Example: trajset convert ~/einox/data --to agentsession --out sessions/
+    """
+    _not_yet("convert", "the einox and suga readers have not landed")
+
+
+@app.command()
+def publish(
+    directory: Annotated[Path, typer.Argument(help="An export folder.")],
+    repo_id: Annotated[
+        str, typer.Argument(help="Hub dataset repository, e.g. acme/agent-sessions.")
+    ],
+    private: Annotated[bool, typer.Option("--private/--public")] = True,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be uploaded.")
+    ] = False,
+) -> None:
+    """Upload an export folder to the Hugging Face Hub as a dataset.
+
+    Example: trajset publish my-dataset acme/agent-sessions --private
+    """
+    _not_yet("publish", "publishing arrives with the dataset folder")
+
+
+def main() -> None:
+    """Console entry point: usage errors from deep inside still exit 2 with one line."""
+    try:
+        app()
+    except SessionReadError as exc:
+        typer.echo(f"trajset: {exc}", err=True)
+        sys.exit(1)
+    except TrajsetError as exc:
+        typer.echo(f"trajset: {exc}", err=True)
+        sys.exit(2 if isinstance(exc, UsageError) else 1)

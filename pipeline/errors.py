@@ -1,0 +1,95 @@
+"""The trajset exception hierarchy.
+
+::
+
+    TrajsetError                  everything trajset raises on purpose
+    ├── AbortRun                  stop the whole run (exit 1 or 2)
+    │   ├── UsageError            bad option or configuration (exit 2)
+    │   └── OutputError           the output folder cannot be used as asked
+    ├── UnitFailed                this work unit is lost; the run goes on
+    │   └── SessionReadError      a session file that does not read (bad header,
+    │                             corrupt line, duplicate id, unknown parent)
+    └── BadRecord                 one record is lost; the rest of the unit goes on
+        ├── ContextError          a leaf whose context cannot be built
+        └── DocumentInvalid       an ATIF document that fails validation
+
+Every error names what failed, where (file, line, session, entry) and how to
+fix it when there is something to say.
+"""
+
+from __future__ import annotations
+
+
+class TrajsetError(Exception):
+    """Base class of every error trajset raises on purpose."""
+
+    kind = "error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str = "",
+        line: int | None = None,
+        session_id: str = "",
+        entry_id: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.line = line
+        self.session_id = session_id
+        self.entry_id = entry_id
+
+    def __str__(self) -> str:
+        where = self.source
+        if where and self.line is not None:
+            where = f"{where}:{self.line}"
+        parts = [
+            p
+            for p in (
+                where,
+                self.session_id and f"session {self.session_id}",
+                self.entry_id and f"entry {self.entry_id}",
+            )
+            if p
+        ]
+        return f"{', '.join(parts)}: {self.message}" if parts else self.message
+
+
+class AbortRun(TrajsetError):
+    kind = "abort"
+
+
+class UsageError(AbortRun):
+    kind = "usage"
+
+
+class OutputError(AbortRun):
+    kind = "output"
+
+
+class UnitFailed(TrajsetError):
+    kind = "unit"
+
+
+class SessionReadError(UnitFailed):
+    """A session file that cannot be read; ``rule`` names the broken rule."""
+
+    kind = "read"
+
+    def __init__(self, message: str, *, rule: str, **kw: object) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.rule = rule
+
+
+class BadRecord(TrajsetError):
+    kind = "record"
+
+
+class ContextError(BadRecord):
+    kind = "context"
+
+
+class DocumentInvalid(BadRecord):
+    kind = "invalid_document"

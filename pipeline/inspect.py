@@ -1,0 +1,119 @@
+"""What ``trajset inspect`` and ``trajset verify`` report about a store.
+
+``inspect_store`` describes each session (entries, roots, forks with their
+children, leaves, compactions, truncation, problems); ``verify_store``
+rebuilds every recorded request hash and checks the record rules (spec
+§4.5, §6.3) the way the reference ``agentsession verify`` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .context import build_context, verify_response
+from .errors import ContextError, UnitFailed
+from .records import verify_records
+from .session import Session
+from .stores import discover
+
+JSON = Any
+
+
+def session_report(session: Session) -> dict[str, JSON]:
+    problems: list[str] = []
+    for leaf in session.leaves():
+        try:
+            build_context(session.path(leaf))
+        except ContextError as exc:
+            problems.append(f"leaf {leaf}: {exc.message}")
+    rep: dict[str, JSON] = {
+        "session_id": session.id,
+        "source": session.source,
+        "format": session.header.format,
+        "name": session.name(),
+        "entries": len(session.entries),
+        "roots": session.roots(),
+        "forks": [{"entry_id": f, "children": session.children(f)} for f in session.forks()],
+        "leaves": session.leaves(),
+        "current_leaf": session.current_leaf(),
+        "main_leaf": session.last_id(),
+        "compactions": [
+            {"entry_id": e.id, "first_kept": e.body.first_kept}  # type: ignore[attr-defined]
+            for e in session.entries
+            if e.type == "compaction"
+        ],
+        "truncated": None,
+        "problems": problems,
+    }
+    if session.truncation is not None:
+        t = session.truncation
+        rep["truncated"] = {"line": t.line, "reason": t.reason}
+    return rep
+
+
+def inspect_store(stores: list[Path]) -> list[dict[str, JSON]]:
+    reports = []
+    for unit in discover(stores):
+        try:
+            reports.append(session_report(unit.load()))
+        except UnitFailed as exc:
+            reports.append({"source": unit.label, "error": str(exc)})
+    return reports
+
+
+def verify_session(session: Session) -> tuple[list[str], int]:
+    """Lines to print and the number of failures for one session."""
+    lines: list[str] = []
+    counts = {"verified": 0, "no_hash": 0, "failed": 0}
+    for e in session.entries:
+        if e.type != "response":
+            continue
+        check = verify_response(session, e.id)
+        where = f"{session.source}: session {session.id} entry {e.id}"
+        if check.status == "ok":
+            counts["verified"] += 1
+            lines.append(f"{where}: ok")
+        elif check.status == "no_hash":
+            counts["no_hash"] += 1
+            lines.append(f"{where}: no hash recorded")
+        elif check.status == "mismatch":
+            counts["failed"] += 1
+            lines.append(f"{where}: MISMATCH recorded {check.recorded} computed {check.computed}")
+        else:
+            counts["failed"] += 1
+            lines.append(f"{where}: error: {check.message}")
+    seen: set[str] = set()
+    for leaf in session.leaves():
+        for problem in verify_records(session, session.path(leaf)):
+            if problem not in seen:
+                seen.add(problem)
+                counts["failed"] += 1
+                lines.append(f"{session.source}: session {session.id}: records: {problem}")
+    if session.truncation is not None:
+        t = session.truncation
+        counts["failed"] += 1
+        lines.append(
+            f"{session.source}:{t.line}: session {session.id}: truncated last line ({t.reason})"
+        )
+    lines.append(
+        f"{session.source}: {counts['verified']} verified, {counts['no_hash']} without hash, "
+        f"{counts['failed']} failed"
+    )
+    return lines, counts["failed"]
+
+
+def verify_store(stores: list[Path]) -> tuple[list[str], int]:
+    out: list[str] = []
+    failed = 0
+    for unit in discover(stores):
+        try:
+            session = unit.load()
+        except UnitFailed as exc:
+            out.append(f"{exc}")
+            failed += 1
+            continue
+        lines, n = verify_session(session)
+        out.extend(lines)
+        failed += n
+    return out, failed

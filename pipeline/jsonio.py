@@ -1,0 +1,118 @@
+"""JSON as the Go reference reads it, and RFC 8785 canonical JSON.
+
+* ``loads_strict``: rejects ``NaN``/``Infinity`` and lone surrogates are
+  replaced by U+FFFD (Go's decoder does the same).
+* ``as_doubles``: every number as an IEEE-754 double, as Go's ``any``
+  decoding does; used wherever the reference hashes or re-encodes values.
+* ``canonical`` / ``sha256_hex``: JCS (via ``rfc8785``) and its digest, for
+  request hashes and content-derived ids (DESIGN §6).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+import rfc8785
+
+JSON = Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"invalid JSON number {name}")
+
+
+def loads_strict(text: str | bytes) -> JSON:
+    """Parse JSON strictly: no NaN/Infinity, lone surrogates -> U+FFFD."""
+    value = json.loads(text, parse_constant=_reject_constant)
+    if isinstance(text, str) and "\\u" in text and ("\\ud" in text.lower()):
+        value = fix_surrogates(value)
+    return value
+
+
+def fix_surrogates(value: JSON) -> JSON:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, list):
+        return [fix_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {fix_surrogates(k): fix_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def as_doubles(value: JSON) -> JSON:
+    """Every number as a float64 (ints above 2**53 lose precision, as in Go)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("number out of range")
+        return value
+    if isinstance(value, list):
+        return [as_doubles(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_doubles(v) for k, v in value.items()}
+    return value
+
+
+def loads_doubles(text: str) -> JSON:
+    """Strict parse with every number a double; ``1e400`` is an error."""
+
+    def parse_float(s: str) -> float:
+        f = float(s)
+        if not math.isfinite(f):
+            raise ValueError(f"number out of range: {s}")
+        return f
+
+    value = json.loads(
+        text, parse_constant=_reject_constant, parse_int=parse_float, parse_float=parse_float
+    )
+    if "\\u" in text:
+        value = fix_surrogates(value)
+    return value
+
+
+def canonical(value: JSON) -> bytes:
+    """RFC 8785 serialisation of ``value`` with numbers taken as doubles."""
+    return rfc8785.dumps(as_doubles(value))
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def content_hash(value: JSON) -> str:
+    """``sha256:<hex>`` of the canonical JSON of ``value``."""
+    return "sha256:" + sha256_hex(canonical(value))
+
+
+def dumps_compact(value: JSON) -> str:
+    """Compact JSON text, non-ASCII kept, for table columns."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_GO_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_GO_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
+
+
+def go_marshal(value: JSON) -> str:
+    """JSON text as Go's ``json.Marshal`` writes it (HTML-safe escapes).
+
+    Member order is kept; only string contents get the extra escapes, which
+    cannot occur elsewhere in JSON text.
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _GO_ESCAPE_RE.sub(lambda m: _GO_ESCAPES[m.group()], text)

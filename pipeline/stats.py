@@ -1,0 +1,65 @@
+"""Per-stage counters: what each stage took, passed on, dropped (by reason) and its time.
+
+Stats are plain data so workers can send them back and the run can merge
+them in unit order; the manifest keeps the merged form.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class StageStats:
+    taken: int = 0
+    passed: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def merge(self, other: StageStats) -> None:
+        self.taken += other.taken
+        self.passed += other.passed
+        self.dropped.update(other.dropped)
+        self.seconds += other.seconds
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "taken": self.taken,
+            "passed": self.passed,
+            "dropped": dict(sorted(self.dropped.items())),
+            "seconds": round(self.seconds, 6),
+        }
+
+
+@dataclass
+class Stats:
+    stages: dict[str, StageStats] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def stage(self, name: str) -> StageStats:
+        return self.stages.setdefault(name, StageStats())
+
+    @contextmanager
+    def timed(self, name: str) -> Iterator[StageStats]:
+        stage = self.stage(name)
+        start = time.perf_counter()
+        try:
+            yield stage
+        finally:
+            stage.seconds += time.perf_counter() - start
+
+    def merge(self, other: Stats) -> None:
+        for name, st in other.stages.items():
+            self.stage(name).merge(st)
+        self.counts.update(other.counts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "counts": dict(sorted(self.counts.items())),
+            "stages": {k: v.to_json() for k, v in self.stages.items()},
+        }

@@ -1,0 +1,1 @@
+"""Redactors: one module per rule family, looked up by versioned name."""

@@ -1,0 +1,106 @@
+"""Tree and export invariants over generated sessions (Hypothesis)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trajset.pipeline.atif import to_atif
+from trajset.pipeline.jsonio import canonical
+from trajset.pipeline.preferences import parse_policy
+from trajset.pipeline.session import read_session_text
+from trajset.pipeline.trajectories import Trajectory, trajectories
+from trajset.schemas.atif import validate_document
+
+from .strategies import sessions
+
+JSONS = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(sessions())
+def test_leaves_are_the_childless_entries(b) -> None:  # type: ignore[no-untyped-def]
+    s = b.session()
+    parents = {e.parent for e in s.entries}
+    assert s.leaves() == [e.id for e in s.entries if e.id not in parents]
+
+
+@given(sessions())
+def test_every_path_runs_from_a_root_to_its_leaf(b) -> None:  # type: ignore[no-untyped-def]
+    s = b.session()
+    for leaf in s.leaves():
+        path = s.path(leaf)
+        assert path[0].parent is None and path[-1].id == leaf
+        assert all(path[i + 1].parent == path[i].id for i in range(len(path) - 1))
+
+
+@given(sessions())
+def test_read_write_round_trip_is_json_equal(b) -> None:  # type: ignore[no-untyped-def]
+    s = b.session()
+    again = read_session_text("\n".join(s.lines()) + "\n")
+    assert [e.raw for e in again.entries] == [e.raw for e in s.entries]
+    assert again.header_raw == s.header_raw
+
+
+@given(JSONS, st.randoms())
+def test_canonical_json_ignores_member_order(value, rnd) -> None:  # type: ignore[no-untyped-def]
+    def shuffle(v):  # type: ignore[no-untyped-def]
+        if isinstance(v, dict):
+            items = list(v.items())
+            rnd.shuffle(items)
+            return {k: shuffle(x) for k, x in items}
+        if isinstance(v, list):
+            return [shuffle(x) for x in v]
+        return v
+
+    assert canonical(value) == canonical(shuffle(value))
+    assert json.loads(canonical(value)) is not None or value is None
+
+
+@settings(max_examples=60)
+@given(
+    sessions(),
+    st.sampled_from([[], ["score"], ["label:kept"], ["current"], ["label:kept", "score"]]),
+)
+def test_export_invariants(b, prefer) -> None:  # type: ignore[no-untyped-def]
+    s = b.session()
+    out = list(trajectories(s, [parse_policy(p) for p in prefer]))
+    trajs = [t for t in out if isinstance(t, Trajectory)]
+    # One document per leaf (these trees have no broken compactions).
+    assert [t.leaf_id for t in trajs] == s.leaves()
+    assert sum(t.main for t in trajs) == 1
+    # At every fork, exactly one trajectory through it is preferred there and at every fork below.
+    for fork in s.forks():
+        through = [t for t in trajs if any(fc.fork == fork for fc in t.forks)]
+        below = [
+            t
+            for t in through
+            if all(fc.followed for fc in t.forks if _depth(s, fc.fork) >= _depth(s, fork))
+        ]
+        assert len(below) == 1, fork
+    # Every abandoned leaf is listed in some preferred trajectory's preferred_over.
+    listed = {leaf for t in trajs if t.is_preferred for leaf in t.preferred_over}
+    for t in trajs:
+        if not t.is_preferred:
+            assert t.leaf_id in listed
+    for t in trajs:
+        doc = to_atif(t)
+        assert [st_["step_id"] for st_ in doc["steps"]] == list(range(1, len(doc["steps"]) + 1))
+        # A leaf whose path makes no step (e.g. a config then an outcome) has no valid document;
+        # the writer reports it as an error for that leaf.
+        assert validate_document(doc) is None or not doc["steps"]
+
+
+def _depth(s, entry_id: str) -> int:  # type: ignore[no-untyped-def]
+    return len(s.path(entry_id))

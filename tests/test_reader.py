@@ -1,0 +1,131 @@
+"""Reading session files exactly as the reference does (spec §3.1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trajset.pipeline import read_session
+from trajset.pipeline.errors import SessionReadError
+from trajset.pipeline.session import read_session_text
+
+from .conftest import session_file
+
+HEADER = '{"type":"session","format":"agentsession/0.2","id":"s1","created_at":"2026-01-01T00:00:00Z","payload":"openresponses/2026-04-24"}'
+C1 = '{"type":"config","id":"c1","parent":null,"ts":"2026-01-01T00:00:00Z","model":"m"}'
+U1 = '{"type":"item","id":"u1","parent":"c1","ts":"2026-01-01T00:00:01Z","item":{"type":"message","role":"user","content":"hi"}}'
+
+
+@pytest.mark.parametrize(
+    ("name", "rule", "line"),
+    [
+        ("corrupt-middle", "bad_line", None),
+        ("duplicate-id", "duplicate_id", None),
+        ("unsupported-format", "unsupported_format", 1),
+        ("bad-parent", "unknown_parent", None),
+        ("missing-id", "bad_line", None),
+    ],
+)
+def test_negative_fixtures_fail_with_rule_file_and_line(
+    agentsession_data: Path, name: str, rule: str, line: int | None
+) -> None:
+    path = session_file(name)
+    with pytest.raises(SessionReadError) as info:
+        read_session(path)
+    err = info.value
+    assert err.rule == rule
+    assert err.line is not None and (line is None or err.line == line)
+    message = str(err)
+    assert "\n" not in message
+    assert message.startswith(f"{path}:{err.line}")
+
+
+def test_truncated_file_keeps_its_complete_prefix(agentsession_data: Path) -> None:
+    session = read_session(session_file("truncated"))
+    assert [e.id for e in session.entries] == ["c0000001", "i0000001"]
+    assert session.truncation is not None
+    assert session.truncation.line == 4
+    assert "invalid JSON" in session.truncation.reason
+
+
+def test_bad_first_kept_reads_fine(agentsession_data: Path) -> None:
+    session = read_session(session_file("bad-first-kept"))
+    assert session.entries
+
+
+def test_last_line_invalid_body_is_a_truncation() -> None:
+    bad = '{"type":"config","parent":"c1","ts":"2026-01-01T00:00:00Z"}'
+    session = read_session_text("\n".join([HEADER, C1, bad]) + "\n")
+    assert [e.id for e in session.entries] == ["c1"]
+    assert session.truncation is not None and "no id" in session.truncation.reason
+
+
+def test_anything_after_a_bad_last_line_makes_it_an_error() -> None:
+    with pytest.raises(SessionReadError) as info:
+        read_session_text("\n".join([HEADER, C1, '{"type":"item","id":"x",']) + "\n\n")
+    assert info.value.line == 3
+
+
+def test_whitespace_only_line_is_a_bad_line_not_blank() -> None:
+    with pytest.raises(SessionReadError) as info:
+        read_session_text("\n".join([HEADER, C1, "   ", U1]) + "\n")
+    assert info.value.line == 3 and info.value.rule == "bad_line"
+
+
+def test_empty_lines_and_crlf_are_skipped_and_counted() -> None:
+    session = read_session_text(HEADER + "\r\n\r\n" + C1 + "\r\n" + U1 + "\r\n")
+    assert [(e.id, e.line) for e in session.entries] == [("c1", 3), ("u1", 4)]
+
+
+def test_forward_parent_reference_is_an_error() -> None:
+    later = '{"type":"item","id":"u2","parent":"u3","ts":"2026-01-01T00:00:01Z","item":{"type":"message","role":"user","content":"a"}}'
+    with pytest.raises(SessionReadError) as info:
+        read_session_text("\n".join([HEADER, C1, later, U1]) + "\n")
+    assert info.value.rule == "unknown_parent"
+
+
+def test_any_minor_of_major_zero_is_read() -> None:
+    session = read_session_text(HEADER.replace("0.2", "0.9") + "\n" + C1 + "\n")
+    assert session.header.format == "agentsession/0.9"
+
+
+def test_nan_and_undecodable_items_are_bad_lines() -> None:
+    nan = '{"type":"outcome","id":"o1","parent":"c1","ts":"2026-01-01T00:00:00Z","kind":"eval","score":NaN}'
+    with pytest.raises(SessionReadError):
+        read_session_text("\n".join([HEADER, C1, nan, U1]) + "\n")
+    bad_item = '{"type":"item","id":"u0","parent":"c1","ts":"2026-01-01T00:00:01Z","item":{"type":"message","role":"user","content":5}}'
+    with pytest.raises(SessionReadError):
+        read_session_text("\n".join([HEADER, C1, bad_item, U1]) + "\n")
+
+
+def test_reject_decision_needs_a_reason() -> None:
+    dec = '{"type":"decision","id":"d1","parent":"c1","ts":"2026-01-01T00:00:00Z","call_id":"c","target":"c1","verdict":"reject"}'
+    with pytest.raises(SessionReadError) as info:
+        read_session_text("\n".join([HEADER, C1, dec, U1]) + "\n")
+    assert "reason" in str(info.value)
+
+
+def test_unknown_members_and_extensions_round_trip(agentsession_data: Path, tmp_path: Path) -> None:
+    import json
+
+    path = session_file("extensions")
+    session = read_session(path)
+    out = tmp_path / "copy.jsonl"
+    session.write(out)
+    original = [json.loads(line) for line in path.read_text().splitlines() if line]
+    copied = [json.loads(line) for line in out.read_text().splitlines() if line]
+    assert copied == original
+    note = next(e for e in session.entries if e.type == "agentturn:note")
+    assert list(note.raw) == ["type", "id", "parent", "ts", "text", "nested", "order"]
+    assert session.by_id["c0000001"].body.unknown_members() == {
+        "acme_note": "kept on a known entry"
+    }
+
+
+def test_not_utf8_names_the_line(tmp_path: Path) -> None:
+    p = tmp_path / "bad.jsonl"
+    p.write_bytes((HEADER + "\n" + C1 + "\n").encode() + b'{"type":"\xff"}\n')
+    with pytest.raises(SessionReadError) as info:
+        read_session(p)
+    assert info.value.line == 3 and info.value.rule == "encoding"

@@ -1,0 +1,60 @@
+"""The bundled sample store: what it covers, and that it is what the generator writes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from trajset.pipeline.stores import discover, sample_store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_generator():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import corpus
+    finally:
+        sys.path.pop(0)
+    return corpus
+
+
+def test_sample_store_equals_generator_output(tmp_path: Path) -> None:
+    corpus = _load_generator()
+    corpus.build_sample_store(tmp_path)
+    made = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*.jsonl")}
+    shipped = {
+        p.relative_to(sample_store()): p.read_bytes() for p in sample_store().rglob("*.jsonl")
+    }
+    assert made == shipped, (
+        "regenerate with: python benchmarks/corpus.py sample pipeline/sample_store"
+    )
+
+
+def test_sample_store_covers_the_features() -> None:
+    sessions = [u.load() for u in discover([sample_store()])]
+    types = {e.type for s in sessions for e in s.entries}
+    assert {
+        "item",
+        "response",
+        "config",
+        "compaction",
+        "label",
+        "info",
+        "env",
+        "outcome",
+        "link",
+        "run",
+        "dispatch",
+        "decision",
+    } <= types
+    items = [e.body.item for s in sessions for e in s.entries if e.type == "item"]  # type: ignore[attr-defined]
+    assert any(i["type"] == "function_call_output" for i in items)
+    assert any(
+        isinstance(i.get("content"), list)
+        and any(p.get("type") == "input_image" for p in i["content"])
+        for i in items
+    )
+    assert sum(1 for s in sessions if s.forks()) >= 2
+    assert sum(1 for s in sessions if s.truncation) == 1
+    assert any(e.type == "outcome" and "pass" in e.raw for s in sessions for e in s.entries)
