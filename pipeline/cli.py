@@ -96,7 +96,10 @@ def export(
         list[str] | None, typer.Option(help="An environment variable whose value is a secret.")
     ] = None,
     where: Annotated[
-        str | None, typer.Option(help="Keep trajectories matching an outcome filter.")
+        str | None,
+        typer.Option(
+            help='Keep trajectories matching a SQL filter on their columns, e.g. "outcome_score >= 0.5".'
+        ),
     ] = None,
     workers: Annotated[
         int | None, typer.Option(help="Worker processes (default: CPU count).")
@@ -112,8 +115,11 @@ def export(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress and no summary.")
     ] = False,
+    license_id: Annotated[
+        str, typer.Option("--license", help="License id for the dataset card (a Hub id, or 'other').")
+    ] = "other",
 ) -> None:
-    """Export every root-to-leaf trajectory as an ATIF v1.8 document.
+    """Export every trajectory as ATIF v1.8 plus Parquet tables, laid out as a Hugging Face dataset.
 
     Example: trajset export ~/.agent/sessions --out my-dataset --prefer label:kept --prefer score
     """
@@ -121,8 +127,6 @@ def export(
 
     if redact or secret or secret_env:
         _not_yet("--redact/--secret/--secret-env", "redaction arrives with the redactors")
-    if where:
-        _not_yet("--where", "outcome filters arrive with the dataset tables")
     if config:
         _not_yet("--config", "configuration files arrive with the redactors")
     if executor not in EXECUTORS:
@@ -131,7 +135,13 @@ def export(
         _not_yet("--executor ray", "use --executor local")
     if workers is not None and workers < 1:
         _fail("--workers must be at least 1", 2)
-    options = ExportOptions(prefer=tuple(prefer or ()), store_kind=store_kind, redact=False)
+    options = ExportOptions(
+        prefer=tuple(prefer or ()),
+        store_kind=store_kind,
+        redact=False,
+        where=where,
+        license=license_id,
+    )
     show = not quiet and sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:
@@ -175,6 +185,8 @@ def _summary(run: object, out: Path) -> None:
         ("trees", c["trees"]),
         ("trajectories", c["trajectories"]),
         ("steps", c["steps"]),
+        ("pairs", c["pairs"]),
+        ("filtered out", c["trajectories_filtered_out"]),
         ("errors", len(run.errors)),  # type: ignore[attr-defined]
         ("MB/s", f"{rate:.2f}"),
     ]
@@ -259,27 +271,19 @@ def verify(store: StoreArgs = None) -> None:
 
 @app.command()
 def validate(directory: Annotated[Path, typer.Argument(help="An export folder.")]) -> None:
-    """Check every ATIF document in DIR/atif against ATIF v1.8; exit 1 when one fails.
+    """Check every ATIF document, every table against its schema, and the card against the folder.
 
     Example: trajset validate my-dataset
     """
-    from trajset.schemas.atif import validate_document
+    from .validate import validate_folder
 
-    atif = directory / "atif"
-    if not atif.is_dir():
-        _fail(f"{directory} has no atif/ folder; is it a trajset export?", 2)
-    bad = 0
-    files = sorted(atif.glob("*.json"))
-    for f in files:
-        try:
-            err = validate_document(json.loads(f.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
-            err = f"not readable JSON: {exc}"
-        if err:
-            bad += 1
-            typer.echo(f"{f}: {err}")
-    typer.echo(f"{len(files) - bad} valid, {bad} invalid ATIF documents")
-    if bad:
+    if not (directory / "atif").is_dir() and not (directory / "data").is_dir():
+        _fail(f"{directory} has no atif/ or data/ folder; is it a trajset export?", 2)
+    problems, summary = validate_folder(directory)
+    for p in problems:
+        typer.echo(p)
+    typer.echo(summary)
+    if problems:
         raise typer.Exit(1)
 
 
@@ -289,21 +293,20 @@ def schema(
         str, typer.Argument(help="atif|trajectories|steps|outcomes|preferences|errors")
     ],
 ) -> None:
-    """Print the JSON Schema of ATIF or the Arrow schema of a table.
+    """Print the JSON Schema of ATIF or the declared Arrow schema of a table.
 
     Example: trajset schema atif > atif-v1.8.schema.json
     """
+    from trajset.schemas.tables import TABLES, schema_json
+
     if name == "atif":
         from trajset.schemas.atif import json_schema
 
         typer.echo(json.dumps(json_schema(), indent=2))
-        return
-    if name in ("trajectories", "steps", "outcomes", "preferences", "errors"):
-        _not_yet(f"the {name} table schema", "tables arrive with the dataset issue")
-    _fail(
-        f"unknown schema {name!r}; valid: atif, trajectories, steps, outcomes, preferences, errors",
-        2,
-    )
+    elif name in TABLES:
+        typer.echo(json.dumps(schema_json(name), indent=2))
+    else:
+        _fail(f"unknown schema {name!r}; valid: atif, {', '.join(TABLES)}", 2)
 
 
 @app.command()

@@ -21,13 +21,32 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from trajset.schemas.tables import CONFIGS
+
 from .atif import AtifOptions, to_atif
+from .card import card
 from .errors import BadRecord, OutputError, TrajsetError, UnitFailed, UsageError
-from .preferences import parse_policy, policy_label
+from .filters import compile_where, matching
+from .media import spill_media
+from .parquet import assemble, to_table, write_part, write_single
+from .preferences import TreeIndex, parse_policy, policy_label
+from .rows import (
+    PairStats,
+    document_messages,
+    fork_prompt,
+    outcome_infos,
+    preference_rows,
+    step_rows,
+    trajectory_row,
+)
+from .session import Session
 from .stats import Stats
 from .stores import SessionIndex, Unit, discover
 from .trajectories import Trajectory, trajectories
-from .writer import atomic_write, write_document
+from .writer import Prepared, atomic_write, prepare_document, write_media, write_prepared
 
 JSON = Any
 
@@ -43,6 +62,8 @@ class ExportOptions:
     prefer: tuple[str, ...] = ()
     store_kind: str = "auto"
     redact: bool = False
+    where: str | None = None
+    license: str = "other"
 
     def policies(self) -> list[Any]:
         return [parse_policy(p) for p in self.prefer]
@@ -85,7 +106,13 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(out: str, options: ExportOptions, index: SessionIndex) -> None:
-    _WORKER.update(out=Path(out), options=options, index=index, policies=options.policies())
+    _WORKER.update(
+        out=Path(out),
+        options=options,
+        index=index,
+        policies=options.policies(),
+        where=compile_where(options.where) if options.where else None,
+    )
 
 
 def _unit_fingerprint(unit: Unit) -> tuple[str, int]:
@@ -101,7 +128,6 @@ def _unit_fingerprint(unit: Unit) -> tuple[str, int]:
 def process_unit(unit: Unit) -> UnitResult:
     """Read, enumerate, export and write one unit; never raises for bad input."""
     out: Path = _WORKER["out"]
-    index: SessionIndex = _WORKER["index"]
     result = UnitResult(unit)
     result.fingerprint, result.bytes_read = _unit_fingerprint(unit)
     stats = result.stats
@@ -114,6 +140,7 @@ def process_unit(unit: Unit) -> UnitResult:
             result.errors.append(ErrorRow.of(exc, unit))
             stats.counts["sessions_read"] += 1
             stats.counts["sessions_failed"] += 1
+            _write_parts(out, unit, {}, result.errors)
             return result
         st.passed += 1
     result.session_id = session.id
@@ -134,29 +161,8 @@ def process_unit(unit: Unit) -> UnitResult:
         )
     stats.counts["trees"] += len(session.roots())
     stats.counts["forks"] += len(session.forks())
-    options = AtifOptions(subsessions=index.resolve, preferences=_WORKER["policies"])
-    atif_dir = out / "atif"
-    for item in _enumerate(session, stats):
-        if isinstance(item, BadRecord):
-            result.errors.append(ErrorRow.of(item, unit))
-            continue
-        with stats.timed("export") as st:
-            st.taken += 1
-            doc = to_atif(item, options)
-            st.passed += 1
-        with stats.timed("write") as st:
-            st.taken += 1
-            try:
-                name, doc = write_document(atif_dir, doc, item.main)
-            except BadRecord as exc:
-                exc.source = exc.source or session.source
-                st.dropped[exc.kind] += 1
-                result.errors.append(ErrorRow.of(exc, unit))
-                continue
-            st.passed += 1
-        result.documents.append(name)
-        stats.counts["trajectories"] += 1
-        stats.counts["steps"] += len(doc["steps"])
+    tables = _export_session(session, unit, result)
+    _write_parts(out, unit, tables, result.errors)
     result.exported = bool(result.documents)
     stats.counts["sessions_exported" if result.exported else "sessions_failed"] += 1
     if not result.exported and not any(e.kind != "truncated" for e in result.errors):
@@ -170,6 +176,94 @@ def process_unit(unit: Unit) -> UnitResult:
             )
         )
     return result
+
+
+def _export_session(
+    session: Session, unit: Unit, result: UnitResult
+) -> dict[str, list[dict[str, Any]]]:
+    """Documents and table rows of one session; writes the documents that pass ``--where``."""
+    out: Path = _WORKER["out"]
+    stats = result.stats
+    policies = _WORKER["policies"]
+    options = AtifOptions(subsessions=_WORKER["index"].resolve, preferences=policies)
+    atif_dir = out / "atif"
+    infos = outcome_infos(session)
+    prepared: list[tuple[Trajectory, Prepared]] = []
+    for item in _enumerate(session, stats):
+        if isinstance(item, BadRecord):
+            result.errors.append(ErrorRow.of(item, unit))
+            continue
+        with stats.timed("export") as st:
+            st.taken += 1
+            try:
+                prepared.append((item, prepare_document(to_atif(item, options), item.main)))
+                st.passed += 1
+            except BadRecord as exc:
+                exc.source = exc.source or session.source
+                st.dropped[exc.kind] += 1
+                result.errors.append(ErrorRow.of(exc, unit))
+    with stats.timed("tables") as st:
+        st.taken += len(prepared)
+        traj_rows = [trajectory_row(t, p.doc, f"atif/{p.name}", infos) for t, p in prepared]
+        keep = (
+            matching(traj_rows, _WORKER["where"])
+            if _WORKER["where"] is not None
+            else [True] * len(prepared)
+        )
+        st.dropped["where"] += keep.count(False)
+        st.passed += keep.count(True)
+        kept = [(t, p, r) for (t, p), r, k in zip(prepared, traj_rows, keep, strict=True) if k]
+        kept_leaves = {t.leaf_id for t, _, _ in kept}
+        leaf_msgs = {
+            t.leaf_id: document_messages(p.doc, t.context.settings.instructions) for t, p, _ in kept
+        }
+        pair_stats = PairStats()
+
+        def prompt_of(fork: str) -> tuple[list[dict[str, Any]], Any]:
+            _, settings, doc = fork_prompt(session, fork)
+            spilled, media = spill_media(doc)
+            write_media(atif_dir, media)
+            return [m for m, _ in document_messages(spilled, settings.instructions)], settings
+
+        pairs = preference_rows(
+            session, TreeIndex(session), policies, leaf_msgs, prompt_of, pair_stats
+        )
+        outcomes = []
+        for info in infos:
+            row = dict(info.row)
+            row["leaf_ids"] = [leaf for leaf in row["leaf_ids"] if leaf in kept_leaves]
+            outcomes.append(row)
+    with stats.timed("write") as st:
+        for _, p, _ in kept:
+            st.taken += 1
+            write_prepared(atif_dir, p)
+            st.passed += 1
+            result.documents.append(p.name)
+    stats.counts["trajectories"] += len(kept)
+    stats.counts["trajectories_filtered_out"] += len(prepared) - len(kept)
+    stats.counts["steps"] += sum(len(p.doc["steps"]) for _, p, _ in kept)
+    stats.counts["pairs"] += pair_stats.built
+    stats.counts["pairs_dropped_identical"] += pair_stats.dropped_identical
+    stats.counts["pairs_dropped_unexported"] += pair_stats.dropped_unexported
+    stats.counts["outcomes"] += len(outcomes)
+    return {
+        "trajectories": [r for _, _, r in kept],
+        "steps": [row for t, p, _ in kept for row in step_rows(t, p.doc)],
+        "outcomes": outcomes,
+        "preferences": pairs,
+    }
+
+
+def _part(out: Path, unit: Unit, table: str) -> Path:
+    return out / ".trajset" / "parts" / table / (_unit_key(unit) + ".parquet")
+
+
+def _write_parts(
+    out: Path, unit: Unit, tables: dict[str, list[dict[str, Any]]], errors: list[ErrorRow]
+) -> None:
+    for name in CONFIGS:
+        write_part(_part(out, unit, name), to_table(name, tables.get(name, [])))
+    write_part(_part(out, unit, "errors"), to_table("errors", [asdict(e) for e in errors]))
 
 
 def _enumerate(session: Any, stats: Stats) -> Iterator[Trajectory | BadRecord]:
@@ -216,13 +310,12 @@ def prepare_output(out: Path, mode: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
+def _unit_key(unit: Unit) -> str:
+    return hashlib.sha256(unit.label.encode()).hexdigest()[:24]
+
+
 def _marker(out: Path, unit: Unit) -> Path:
-    return (
-        out
-        / ".trajset"
-        / "units"
-        / (hashlib.sha256(unit.label.encode()).hexdigest()[:24] + ".json")
-    )
+    return out / ".trajset" / "units" / (_unit_key(unit) + ".json")
 
 
 def _result_to_json(r: UnitResult) -> dict[str, Any]:
@@ -339,6 +432,8 @@ def write_manifest(
             "prefer": [policy_label(p) for p in options.policies()] or ["latest"],
             "store_kind": options.store_kind,
             "redact": options.redact,
+            "where": options.where,
+            "license": options.license,
         },
         "inputs": [
             {
@@ -377,12 +472,33 @@ def run_export(
             raise UsageError(
                 f"--out {out} lies inside the store {store}; choose a folder outside it"
             )
+    if options.where:
+        compile_where(options.where)  # fail early on a bad --where
     prepare_output(out, mode)
+    _check_resumable(out, options, mode)
     run = run_units(
         units, out, options, workers=workers, resume=mode == "resume", progress=progress
     )
-    write_manifest(out, stores, options, run, version)
+    with run.stats.timed("assemble"):
+        for name in CONFIGS:
+            assemble(out, name, [_part(out, r.unit, name) for r in run.units])
+        errors = [pq.read_table(_part(out, r.unit, "errors")) for r in run.units]
+        write_single(out / "errors.parquet", pa.concat_tables([to_table("errors", []), *errors]))
+    manifest = write_manifest(out, stores, options, run, version)
+    atomic_write(out / "README.md", card(manifest, options.license).encode())
     return run
+
+
+def _check_resumable(out: Path, options: ExportOptions, mode: str) -> None:
+    """``--mode resume`` only finishes a run made with the same options."""
+    saved = out / ".trajset" / "options.json"
+    current = json.dumps(asdict(options), sort_keys=True)
+    if mode == "resume" and saved.exists() and saved.read_text() != current:
+        raise UsageError(
+            f"--mode resume: {out} was started with other options ({saved.read_text()}); "
+            "resume with the same options or use --mode overwrite"
+        )
+    atomic_write(saved, current.encode())
 
 
 def default_workers() -> int:

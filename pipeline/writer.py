@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +54,17 @@ def document_bytes(doc: JSON) -> bytes:
     return (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-def write_document(atif_dir: Path, doc: JSON, main: bool) -> tuple[str, JSON]:
-    """Spill media, validate and write one document; returns (file name, final document).
+@dataclass
+class Prepared:
+    """A validated document with its media, ready to be written."""
 
-    Raises ``DocumentInvalid`` (nothing written) when spilling or validation fails.
-    """
+    name: str
+    doc: JSON
+    media: dict[str, bytes]
+
+
+def prepare_document(doc: JSON, main: bool) -> Prepared:
+    """Spill media and validate; ``DocumentInvalid`` when either fails (spec §7.10, project decision)."""
     sid, tid = doc.get("session_id") or "", doc.get("trajectory_id") or ""
     try:
         doc, media = spill_media(doc)
@@ -68,10 +75,16 @@ def write_document(atif_dir: Path, doc: JSON, main: bool) -> tuple[str, JSON]:
     error = validate_document(doc)
     if error is not None:
         raise DocumentInvalid(f"ATIF validation failed: {error}", session_id=sid, entry_id=tid)
+    return Prepared(document_name(sid, tid, main), doc, media)
+
+
+def write_media(atif_dir: Path, media: dict[str, bytes]) -> None:
     for rel, data in media.items():
         target = inside(atif_dir, atif_dir / rel)
         if not target.exists():
             atomic_write(target, data)
-    name = document_name(sid, tid, main)
-    atomic_write(inside(atif_dir, atif_dir / name), document_bytes(doc))
-    return name, doc
+
+
+def write_prepared(atif_dir: Path, prepared: Prepared) -> None:
+    write_media(atif_dir, prepared.media)
+    atomic_write(inside(atif_dir, atif_dir / prepared.name), document_bytes(prepared.doc))

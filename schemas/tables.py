@@ -1,0 +1,168 @@
+"""Declared Arrow schemas of the dataset tables (DESIGN §5).
+
+Every batch written is cast to these schemas; nothing is inferred from data.
+Heterogeneous JSON (tool arguments, tool schemas, extras, details) is JSON
+text.  ``messages`` follows TRL's conversational format with tool calls;
+``trainable`` marks the assistant turns a loss should cover (not copied
+context, not ``llm_call_count: 0`` dispatch, see README).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+TOOL_CALL = pa.struct(
+    [
+        pa.field("id", pa.string()),
+        pa.field("type", pa.string()),
+        pa.field(
+            "function",
+            pa.struct([pa.field("name", pa.string()), pa.field("arguments", pa.string())]),
+        ),
+    ]
+)
+
+MESSAGE = pa.struct(
+    [
+        pa.field("role", pa.string()),
+        pa.field("content", pa.string()),
+        pa.field("tool_calls", pa.list_(TOOL_CALL)),
+        pa.field("tool_call_id", pa.string()),
+        pa.field("name", pa.string()),
+        pa.field("reasoning_content", pa.string()),
+        pa.field("trainable", pa.bool_()),
+    ]
+)
+
+MESSAGES = pa.list_(MESSAGE)
+
+TRAJECTORIES = pa.schema(
+    [
+        pa.field("session_id", pa.string(), nullable=False),
+        pa.field("leaf_id", pa.string(), nullable=False),
+        pa.field("source_format", pa.string()),
+        pa.field("is_main", pa.bool_()),
+        pa.field("is_preferred", pa.bool_()),
+        pa.field("abandoned_at", pa.string()),
+        pa.field("preferred_over", pa.list_(pa.string())),
+        pa.field("n_steps", pa.int32()),
+        pa.field("agent_name", pa.string()),
+        pa.field("agent_version", pa.string()),
+        pa.field("model_name", pa.string()),
+        pa.field("total_prompt_tokens", pa.int64()),
+        pa.field("total_completion_tokens", pa.int64()),
+        pa.field("total_cached_tokens", pa.int64()),
+        pa.field("total_cost_usd", pa.float64()),
+        pa.field("outcome_score", pa.float64()),
+        pa.field("outcome_pass", pa.bool_()),
+        pa.field("outcome_label", pa.string()),
+        pa.field("messages", MESSAGES),
+        pa.field("tools", pa.string()),
+        pa.field("atif_path", pa.string()),
+        pa.field("content_hash", pa.string()),
+    ]
+)
+
+STEPS = pa.schema(
+    [
+        pa.field("session_id", pa.string(), nullable=False),
+        pa.field("leaf_id", pa.string(), nullable=False),
+        pa.field("step_id", pa.int32(), nullable=False),
+        pa.field("entry_id", pa.string()),
+        pa.field("source", pa.string()),
+        pa.field("timestamp", pa.string()),
+        pa.field("model_name", pa.string()),
+        pa.field("message", pa.string()),
+        pa.field("reasoning_content", pa.string()),
+        pa.field(
+            "tool_calls",
+            pa.list_(
+                pa.struct(
+                    [
+                        pa.field("tool_call_id", pa.string()),
+                        pa.field("function_name", pa.string()),
+                        pa.field("arguments", pa.string()),
+                    ]
+                )
+            ),
+        ),
+        pa.field(
+            "observations",
+            pa.list_(
+                pa.struct(
+                    [
+                        pa.field("source_call_id", pa.string()),
+                        pa.field("content", pa.string()),
+                    ]
+                )
+            ),
+        ),
+        pa.field("prompt_tokens", pa.int64()),
+        pa.field("completion_tokens", pa.int64()),
+        pa.field("cached_tokens", pa.int64()),
+        pa.field("cost_usd", pa.float64()),
+        pa.field("is_copied_context", pa.bool_()),
+        pa.field("llm_call_count", pa.int32()),
+        pa.field("extra", pa.string()),
+    ]
+)
+
+OUTCOMES = pa.schema(
+    [
+        pa.field("session_id", pa.string(), nullable=False),
+        pa.field("entry_id", pa.string(), nullable=False),
+        pa.field("kind", pa.string()),
+        pa.field("target", pa.string()),
+        pa.field("score", pa.float64()),
+        pa.field("pass", pa.bool_()),
+        pa.field("label", pa.string()),
+        pa.field("details", pa.string()),
+        pa.field("leaf_ids", pa.list_(pa.string())),
+    ]
+)
+
+PREFERENCES = pa.schema(
+    [
+        pa.field("pair_id", pa.string(), nullable=False),
+        pa.field("session_id", pa.string(), nullable=False),
+        pa.field("fork_entry_id", pa.string()),
+        pa.field("granularity", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("prompt", MESSAGES),
+        pa.field("chosen", MESSAGES),
+        pa.field("rejected", MESSAGES),
+        pa.field("chosen_leaf_id", pa.string()),
+        pa.field("rejected_leaf_id", pa.string()),
+        pa.field("chosen_score", pa.float64()),
+        pa.field("rejected_score", pa.float64()),
+        pa.field("margin", pa.float64()),
+        pa.field("policy", pa.string()),
+        pa.field("tools", pa.string()),
+    ]
+)
+
+ERRORS = pa.schema(
+    [
+        pa.field("source", pa.string()),
+        pa.field("session_id", pa.string()),
+        pa.field("line", pa.int64()),
+        pa.field("kind", pa.string()),
+        pa.field("message", pa.string()),
+    ]
+)
+
+TABLES: dict[str, pa.Schema] = {
+    "trajectories": TRAJECTORIES,
+    "steps": STEPS,
+    "outcomes": OUTCOMES,
+    "preferences": PREFERENCES,
+    "errors": ERRORS,
+}
+
+#: the dataset configs (errors.parquet sits at the top level, not a config)
+CONFIGS = ("trajectories", "steps", "outcomes", "preferences")
+
+
+def schema_json(name: str) -> list[dict[str, object]]:
+    """A table's columns as JSON (name, Arrow type, nullable), for ``trajset schema``."""
+    return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in TABLES[name]]
