@@ -116,7 +116,8 @@ def export(
         bool, typer.Option("--quiet", "-q", help="No progress and no summary.")
     ] = False,
     license_id: Annotated[
-        str, typer.Option("--license", help="License id for the dataset card (a Hub id, or 'other').")
+        str,
+        typer.Option("--license", help="License id for the dataset card (a Hub id, or 'other')."),
     ] = "other",
 ) -> None:
     """Export every trajectory as ATIF v1.8 plus Parquet tables, laid out as a Hugging Face dataset.

@@ -1,0 +1,225 @@
+"""The dataset folder: Parquet tables, dataset card, TRL format rules, pair counts, filters."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from typer.testing import CliRunner
+
+from trajset.pipeline.atif import to_atif
+from trajset.pipeline.cli import app
+from trajset.pipeline.export import ExportOptions, run_export
+from trajset.pipeline.preferences import TreeIndex
+from trajset.pipeline.rows import PairStats, document_messages, fork_prompt, preference_rows
+from trajset.pipeline.stores import discover, sample_store
+from trajset.pipeline.trajectories import Trajectory, trajectories
+from trajset.schemas.tables import CONFIGS, TABLES
+
+from .strategies import sessions
+
+ROLES = {"system", "user", "assistant", "tool"}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("export") / "ds"
+    run_export([sample_store()], out, ExportOptions(), workers=1)
+    return out
+
+
+def _rows(out: Path, table: str) -> list[dict[str, Any]]:
+    return pl.read_parquet(out / "data" / table / "*.parquet").to_dicts()
+
+
+def test_load_dataset_offline_gives_exactly_the_declared_columns(
+    exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    from datasets import get_dataset_config_names, load_dataset
+
+    assert sorted(get_dataset_config_names(str(exported))) == sorted(CONFIGS)
+    for name in CONFIGS:
+        ds = load_dataset(str(exported), name, split="train", cache_dir=str(tmp_path / "cache"))
+        assert ds.column_names == TABLES[name].names
+        assert ds.num_rows == pl.read_parquet(exported / "data" / name / "*.parquet").height
+
+
+def test_polars_reads_every_table_and_errors_has_its_schema(exported: Path) -> None:
+    for name in CONFIGS:
+        assert pl.read_parquet(exported / "data" / name / "*.parquet").columns == TABLES[name].names
+    errors = pl.read_parquet(exported / "errors.parquet")
+    assert errors.columns == TABLES["errors"].names
+    assert errors["kind"].to_list() == ["truncated"] and errors["line"].to_list() == [7]
+
+
+def test_parquet_is_written_as_datasets_writes_it(exported: Path) -> None:
+    for f in (exported / "data").rglob("*.parquet"):
+        md = pq.ParquetFile(f).metadata
+        assert f.name.startswith("train-") and f.name.endswith("-of-00001.parquet")
+        for i in range(md.num_row_groups):
+            assert md.row_group(i).column(0).compression == "ZSTD"
+            assert md.row_group(i).total_byte_size <= 100 * 1000 * 1000
+        assert md.row_group(0).column(0).has_offset_index  # page index written
+
+
+def _check_messages(messages: list[dict[str, Any]]) -> None:
+    """TRL's conversational rules: dicts with a role, OpenAI tool-call shape, tool replies answer a call."""
+    assert isinstance(messages, list) and messages and "role" in messages[0]
+    calls: dict[str, str] = {}
+    for m in messages:
+        assert m["role"] in ROLES and isinstance(m["content"], str)
+        for tc in m["tool_calls"] or []:
+            assert m["role"] == "assistant"
+            assert tc["type"] == "function" and tc["id"] and tc["function"]["name"]
+            assert isinstance(json.loads(tc["function"]["arguments"]), dict)
+            calls[tc["id"]] = tc["function"]["name"]
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in calls and m["name"] == calls[m["tool_call_id"]]
+        if m["role"] != "assistant":
+            assert m["trainable"] is False and m["reasoning_content"] is None
+
+
+def test_trajectory_messages_follow_trl_rules(exported: Path) -> None:
+    rows = _rows(exported, "trajectories")
+    assert len(rows) == 8
+    for r in rows:
+        _check_messages(r["messages"])
+        assert any(m["role"] == "assistant" for m in r["messages"])
+        tools = json.loads(r["tools"])
+        assert all(t["type"] == "function" and "name" in t["function"] for t in tools)
+    first = next(r for r in rows if r["session_id"].endswith("a001") and r["is_main"])
+    assert first["messages"][0] == {
+        "role": "system",
+        "content": "You are a careful coding agent. Run tests before answering.",
+        "tool_calls": None,
+        "tool_call_id": None,
+        "name": None,
+        "reasoning_content": None,
+        "trainable": False,
+    }
+
+
+def test_preference_rows_follow_trl_rules(exported: Path) -> None:
+    pairs = _rows(exported, "preferences")
+    assert {(p["kind"], p["granularity"]) for p in pairs} == {
+        ("response", "turn"),
+        ("response", "trajectory"),
+        ("prompt", "turn"),
+        ("prompt", "trajectory"),
+    }
+    for p in pairs:
+        for side in ("prompt", "chosen", "rejected"):
+            _check_messages(p[side])
+        n = len(p["prompt"])
+        # Explicit prompt: the prompt is not repeated inside chosen/rejected.
+        assert p["chosen"][:n] != p["prompt"] and p["rejected"][:n] != p["prompt"]
+        assert p["chosen"] != p["rejected"]
+        if p["kind"] == "response":
+            assert p["chosen"][0]["role"] == p["rejected"][0]["role"] == "assistant"
+        assert p["margin"] == p["chosen_score"] - p["rejected_score"]
+
+
+def test_pair_count_formula_and_references_on_the_sample_store(exported: Path) -> None:
+    manifest = json.loads((exported / "manifest.json").read_text())
+    sessions = [u.load() for u in discover([sample_store()])]
+    expected = sum((len(s.children(f)) - 1) * 2 for s in sessions for f in s.forks())
+    c = manifest["counts"]
+    pairs = _rows(exported, "preferences")
+    assert (
+        len(pairs)
+        == c["pairs"]
+        == expected - c.get("pairs_dropped_identical", 0) - c.get("pairs_dropped_unexported", 0)
+    )
+    leaves = {(r["session_id"], r["leaf_id"]) for r in _rows(exported, "trajectories")}
+    for p in pairs:
+        assert (p["session_id"], p["chosen_leaf_id"]) in leaves and (
+            p["session_id"],
+            p["rejected_leaf_id"],
+        ) in leaves
+    for o in _rows(exported, "outcomes"):
+        assert o["leaf_ids"] and all((o["session_id"], leaf) in leaves for leaf in o["leaf_ids"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(sessions())
+def test_pair_count_formula_on_generated_trees(b) -> None:  # type: ignore[no-untyped-def]
+    s = b.session()
+    trajs = [t for t in trajectories(s) if isinstance(t, Trajectory)]
+    leaf_msgs = {
+        t.leaf_id: document_messages(to_atif(t), t.context.settings.instructions) for t in trajs
+    }
+
+    def prompt_of(fork: str):  # type: ignore[no-untyped-def]
+        msgs, settings_, _ = fork_prompt(s, fork)
+        return [m for m, _ in msgs], settings_
+
+    stats = PairStats()
+    rows = preference_rows(s, TreeIndex(s), [], leaf_msgs, prompt_of, stats)
+    expected = sum((len(s.children(f)) - 1) * 2 for f in s.forks())
+    assert len(rows) == stats.built == expected - stats.dropped_identical - stats.dropped_unexported
+    assert stats.dropped_unexported == 0  # every leaf of these trees exports
+    leaves = {t.leaf_id for t in trajs}
+    assert all(r["chosen_leaf_id"] in leaves and r["rejected_leaf_id"] in leaves for r in rows)
+    assert len({r["pair_id"] for r in rows}) == len(rows)
+
+
+def test_copied_context_is_context_but_not_trainable(exported: Path) -> None:
+    rows = _rows(exported, "trajectories")
+    compacted = next(r for r in rows if r["session_id"].endswith("a003"))
+    steps = [s for s in _rows(exported, "steps") if s["session_id"].endswith("a003")]
+    assert any(s["is_copied_context"] for s in steps)
+    assistants = [m for m in compacted["messages"] if m["role"] == "assistant"]
+    assert [m["trainable"] for m in assistants] == [False, True]
+
+
+def test_where_keeps_matching_trajectories_and_their_documents(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    run = run_export([sample_store()], out, ExportOptions(where="outcome_score >= 0.5"), workers=1)
+    rows = _rows(out, "trajectories")
+    assert rows and all(r["outcome_score"] >= 0.5 for r in rows)
+    assert run.stats.counts["trajectories_filtered_out"] == 8 - len(rows)
+    docs = {p.name for p in (out / "atif").glob("*.json")}
+    assert docs == {Path(r["atif_path"]).name for r in rows}
+    kept = {(r["session_id"], r["leaf_id"]) for r in rows}
+    assert {(s["session_id"], s["leaf_id"]) for s in _rows(out, "steps")} == kept
+    for p in _rows(out, "preferences"):
+        assert (p["session_id"], p["rejected_leaf_id"]) in kept
+
+
+def test_bad_where_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["export", "--out", str(tmp_path / "o"), "--where", "reward > 1"])
+    assert result.exit_code == 2 and "outcome_score" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_validate_checks_tables_and_card(exported: Path, tmp_path: Path, runner: CliRunner) -> None:
+    import shutil
+
+    assert runner.invoke(app, ["validate", str(exported)]).exit_code == 0
+    broken = tmp_path / "broken"
+    shutil.copytree(exported, broken)
+    card = broken / "README.md"
+    card.write_text(
+        card.read_text().replace("path: data/steps/*.parquet", "path: data/stepz/*.parquet")
+    )
+    pl.DataFrame({"x": [1]}).write_parquet(
+        broken / "data" / "outcomes" / "train-00000-of-00001.parquet"
+    )
+    result = runner.invoke(app, ["validate", str(broken)])
+    assert result.exit_code == 1
+    assert "config steps points at data/stepz" in result.output
+    assert "schema differs from the declared outcomes schema" in result.output
+
+
+@pytest.mark.parametrize("name", [*CONFIGS, "errors"])
+def test_schema_command_prints_the_declared_schema(runner: CliRunner, name: str) -> None:
+    result = runner.invoke(app, ["schema", name])
+    assert result.exit_code == 0
+    assert [c["name"] for c in json.loads(result.output)] == TABLES[name].names
