@@ -86,7 +86,10 @@ def export(
         typer.Option(help="latest|current|label:NAME|score; repeat to chain, first decisive wins."),
     ] = None,
     redact: Annotated[
-        list[str] | None, typer.Option(help="Add or select a redaction rule.")
+        list[str] | None,
+        typer.Option(
+            help="Add a redaction rule or group (pii, network, all) to the default set; e.g. --redact ipv4 --redact environment."
+        ),
     ] = None,
     no_redact: Annotated[
         bool, typer.Option("--no-redact", help="Write the sessions unredacted.")
@@ -124,12 +127,37 @@ def export(
 
     Example: trajset export ~/.agent/sessions --out my-dataset --prefer label:kept --prefer score
     """
+    import os
+
+    from trajset.redactors import custom_rule, selected_rules
+
+    from .config import load_config
     from .export import EXECUTORS, ExportOptions, default_workers, run_export
 
-    if redact or secret or secret_env:
-        _not_yet("--redact/--secret/--secret-env", "redaction arrives with the redactors")
-    if config:
-        _not_yet("--config", "configuration files arrive with the redactors")
+    try:
+        conf, custom = load_config(config) if config else ({}, [])
+        prefer = prefer or conf.get("prefer")
+        where = where or conf.get("where")
+        license_id = license_id if license_id != "other" else conf.get("license", "other")
+        redact = redact or conf.get("redact")
+        secret_env = secret_env or conf.get("secret_env")
+        workers = workers or conf.get("workers")
+        no_redact = no_redact or conf.get("no_redact", False)
+        store_kind = store_kind if store_kind != "auto" else conf.get("store_kind", "auto")
+        rules = [custom_rule(spec) for spec in custom]
+        names = selected_rules(redact or [])
+    except UsageError as exc:
+        _fail(str(exc), 2)
+    if no_redact and (redact or secret or secret_env or custom):
+        _fail(
+            "--no-redact cannot be combined with --redact, --secret, --secret-env or custom rules",
+            2,
+        )
+    secrets = list(secret or [])
+    for var in secret_env or []:
+        if var not in os.environ:
+            _fail(f"--secret-env {var}: the environment variable is not set", 2)
+        secrets.append(os.environ[var])
     if executor not in EXECUTORS:
         _fail(f"unknown --executor {executor!r}; valid: {', '.join(EXECUTORS)}", 2)
     if executor == "ray":
@@ -139,7 +167,10 @@ def export(
     options = ExportOptions(
         prefer=tuple(prefer or ()),
         store_kind=store_kind,
-        redact=False,
+        redact=not no_redact,
+        redact_rules=tuple(names) if not no_redact else (),
+        custom_rules=tuple((r.name, r.pattern.pattern) for r in rules),
+        secret_count=len(secrets),
         where=where,
         license=license_id,
     )
@@ -161,6 +192,7 @@ def export(
             mode=mode,
             progress=progress,
             version=__version__,
+            secrets=secrets,
         )
     except UsageError as exc:
         _fail(str(exc), 2)

@@ -24,6 +24,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from trajset.redactors import (
+    Redactor,
+    build_redactor,
+    count_placeholders,
+    selected_rules,
+    strip_raw_items,
+)
+from trajset.redactors.environment import strip_environment_doc
 from trajset.schemas.tables import CONFIGS
 
 from .atif import AtifOptions, to_atif
@@ -61,12 +69,29 @@ class ExportOptions:
 
     prefer: tuple[str, ...] = ()
     store_kind: str = "auto"
-    redact: bool = False
+    redact: bool = True
+    redact_rules: tuple[
+        str, ...
+    ] = ()  # versioned names; empty with redact=True means the default set
+    custom_rules: tuple[tuple[str, str], ...] = ()  # (versioned name, pattern) from --config
+    secret_count: int = 0  # how many literal secrets were given (the values are never stored)
     where: str | None = None
     license: str = "other"
 
     def policies(self) -> list[Any]:
         return [parse_policy(p) for p in self.prefer]
+
+    def rule_names(self) -> list[str]:
+        """The redaction rules in force, as versioned names (written into the manifest)."""
+        if not self.redact:
+            return []
+        return list(self.redact_rules or selected_rules()) + [name for name, _ in self.custom_rules]
+
+    def redactor(self, secrets: list[str]) -> Redactor:
+        names = [n for n in self.rule_names() if n not in dict(self.custom_rules)]
+        return build_redactor(
+            names, secrets=secrets, custom=[{"name": n, "pattern": p} for n, p in self.custom_rules]
+        )
 
 
 @dataclass
@@ -105,14 +130,37 @@ class UnitResult:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(out: str, options: ExportOptions, index: SessionIndex) -> None:
+def _init_worker(out: str, options: ExportOptions, index: SessionIndex, secrets: list[str]) -> None:
+    redactor = options.redactor(secrets)
     _WORKER.update(
         out=Path(out),
         options=options,
         index=index,
+        redactor=redactor,
+        no_passthrough="no_passthrough_v1" in options.rule_names(),
+        environment="environment_v1" in options.rule_names(),
         policies=options.policies(),
         where=compile_where(options.where) if options.where else None,
     )
+
+
+def _redacted_errors(errors: list[ErrorRow]) -> list[ErrorRow]:
+    """Error rows with paths and messages passed through the redactor (no leak via errors.parquet)."""
+    r: Redactor = _WORKER["redactor"]
+    if not r.active:
+        return errors
+    return [
+        ErrorRow(r.plain_text(e.source), e.session_id, e.line, e.kind, r.plain_text(e.message))
+        for e in errors
+    ]
+
+
+def _resolve_subsession(session_id: str) -> Session | None:
+    """Linked subsessions are embedded in documents, so they are redacted like any tree."""
+    child = _WORKER["index"].resolve(session_id)
+    if child is None or not _WORKER["redactor"].active:
+        return child
+    return _WORKER["redactor"].session(child)[0]
 
 
 def _unit_fingerprint(unit: Unit) -> tuple[str, int]:
@@ -137,12 +185,22 @@ def process_unit(unit: Unit) -> UnitResult:
             session = unit.load()
         except UnitFailed as exc:
             st.dropped[getattr(exc, "rule", exc.kind)] += 1
-            result.errors.append(ErrorRow.of(exc, unit))
+            result.errors = _redacted_errors([ErrorRow.of(exc, unit)])
             stats.counts["sessions_read"] += 1
             stats.counts["sessions_failed"] += 1
             _write_parts(out, unit, {}, result.errors)
             return result
         st.passed += 1
+    redactor: Redactor = _WORKER["redactor"]
+    if redactor.active:
+        with stats.timed("redact") as st:
+            st.taken += 1
+            session, report = redactor.session(session)
+            st.passed += 1
+        for rule, n in report.findings.items():
+            stats.counts[f"redacted/tree/{rule}"] += n
+        stats.counts["redacted_entries"] += report.entries_changed
+        stats.counts["redacted_hashed_context_entries"] += report.hashed_context_entries_changed
     result.session_id = session.id
     stats.counts["sessions_read"] += 1
     stats.counts["entries"] += len(session.entries)
@@ -162,7 +220,6 @@ def process_unit(unit: Unit) -> UnitResult:
     stats.counts["trees"] += len(session.roots())
     stats.counts["forks"] += len(session.forks())
     tables = _export_session(session, unit, result)
-    _write_parts(out, unit, tables, result.errors)
     result.exported = bool(result.documents)
     stats.counts["sessions_exported" if result.exported else "sessions_failed"] += 1
     if not result.exported and not any(e.kind != "truncated" for e in result.errors):
@@ -175,6 +232,12 @@ def process_unit(unit: Unit) -> UnitResult:
                 "the session holds no entry that makes a step, so no document was written",
             )
         )
+    result.errors = _redacted_errors(result.errors)
+    _write_parts(out, unit, tables, result.errors)
+    if redactor.active:
+        for table, rows in tables.items():
+            for rule, n in count_placeholders(json.dumps(rows, ensure_ascii=False)).items():
+                stats.counts[f"redacted/{table}/{rule}"] += n
     return result
 
 
@@ -185,7 +248,7 @@ def _export_session(
     out: Path = _WORKER["out"]
     stats = result.stats
     policies = _WORKER["policies"]
-    options = AtifOptions(subsessions=_WORKER["index"].resolve, preferences=policies)
+    options = AtifOptions(subsessions=_resolve_subsession, preferences=policies)
     atif_dir = out / "atif"
     infos = outcome_infos(session)
     prepared: list[tuple[Trajectory, Prepared]] = []
@@ -196,7 +259,12 @@ def _export_session(
         with stats.timed("export") as st:
             st.taken += 1
             try:
-                prepared.append((item, prepare_document(to_atif(item, options), item.main)))
+                doc = to_atif(item, options)
+                if _WORKER["no_passthrough"]:
+                    stats.counts["redacted/atif/no_passthrough"] += strip_raw_items(doc)
+                if _WORKER["environment"]:
+                    stats.counts["redacted/atif/environment"] += strip_environment_doc(doc)
+                prepared.append((item, prepare_document(doc, item.main)))
                 st.passed += 1
             except BadRecord as exc:
                 exc.source = exc.source or session.source
@@ -236,7 +304,10 @@ def _export_session(
     with stats.timed("write") as st:
         for _, p, _ in kept:
             st.taken += 1
-            write_prepared(atif_dir, p)
+            data = write_prepared(atif_dir, p)
+            if _WORKER["redactor"].active:
+                for rule, n in count_placeholders(data.decode("utf-8")).items():
+                    stats.counts[f"redacted/atif/{rule}"] += n
             st.passed += 1
             result.documents.append(p.name)
     stats.counts["trajectories"] += len(kept)
@@ -382,6 +453,7 @@ def run_units(
     workers: int = 1,
     resume: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    secrets: list[str] | None = None,
 ) -> RunResult:
     """Process every unit (in a process pool when ``workers > 1``) and merge in unit order."""
     index = SessionIndex(units)
@@ -402,12 +474,14 @@ def run_units(
             progress(len(done), len(units))
 
     if workers <= 1 or len(todo) <= 1:
-        _init_worker(str(out), options, index)
+        _init_worker(str(out), options, index, secrets or [])
         for i, u in todo:
             finish(i, process_unit(u))
     else:
         with ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(str(out), options, index)
+            max_workers=workers,
+            initializer=_init_worker,
+            initargs=(str(out), options, index, secrets or []),
         ) as pool:
             for (i, _), r in zip(
                 todo, pool.map(process_unit, [u for _, u in todo], chunksize=1), strict=True
@@ -423,9 +497,27 @@ def run_units(
     )
 
 
+def redaction_report(options: ExportOptions, counts: dict[str, int]) -> JSON:
+    """Findings per rule in the trees and placeholders per rule in every output; never plaintext."""
+    outputs: dict[str, dict[str, int]] = {}
+    for key, n in sorted(counts.items()):
+        if key.startswith("redacted/"):
+            _, where, rule = key.split("/", 2)
+            outputs.setdefault(where, {})[rule] = n
+    return {
+        "rules": options.rule_names(),
+        "findings": outputs.pop("tree", {}),
+        "outputs": outputs,
+        "entries_changed": counts.get("redacted_entries", 0),
+        "hashed_context_entries_changed": counts.get("redacted_hashed_context_entries", 0),
+        "note": "request hashes of responses whose context was redacted no longer verify; this is expected",
+    }
+
+
 def write_manifest(
-    out: Path, stores: list[Path], options: ExportOptions, run: RunResult, version: str
+    out: Path, options: ExportOptions, run: RunResult, version: str, redactor: Redactor
 ) -> JSON:
+    counts = dict(sorted(run.stats.counts.items()))
     manifest = {
         "trajset_version": version,
         "options": {
@@ -437,15 +529,16 @@ def write_manifest(
         },
         "inputs": [
             {
-                "source": r.unit.label,
+                "source": redactor.plain_text(r.unit.label),
                 "session_id": r.session_id,
                 "sha256": r.fingerprint,
                 "bytes": r.bytes_read,
             }
             for r in run.units
         ],
-        "counts": dict(sorted(run.stats.counts.items())),
+        "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},
         "errors": len(run.errors),
+        "redaction": redaction_report(options, counts),
         "stages": {k: v.to_json() for k, v in run.stats.stages.items()},
     }
     atomic_write(
@@ -463,10 +556,12 @@ def run_export(
     mode: str = "error",
     progress: Callable[[int, int], None] | None = None,
     version: str = "",
+    secrets: list[str] | None = None,
 ) -> RunResult:
     """The whole ``trajset export`` job; raises ``AbortRun`` subclasses for usage and output problems."""
     units = discover(stores, options.store_kind)
     options.policies()  # fail early on a bad --prefer
+    redactor = options.redactor(secrets or [])  # fail early on a bad rule
     for store in stores:
         if out.resolve().is_relative_to(store.resolve()) and store.is_dir():
             raise UsageError(
@@ -477,14 +572,20 @@ def run_export(
     prepare_output(out, mode)
     _check_resumable(out, options, mode)
     run = run_units(
-        units, out, options, workers=workers, resume=mode == "resume", progress=progress
+        units,
+        out,
+        options,
+        workers=workers,
+        resume=mode == "resume",
+        progress=progress,
+        secrets=secrets,
     )
     with run.stats.timed("assemble"):
         for name in CONFIGS:
             assemble(out, name, [_part(out, r.unit, name) for r in run.units])
         errors = [pq.read_table(_part(out, r.unit, "errors")) for r in run.units]
         write_single(out / "errors.parquet", pa.concat_tables([to_table("errors", []), *errors]))
-    manifest = write_manifest(out, stores, options, run, version)
+    manifest = write_manifest(out, options, run, version, redactor)
     atomic_write(out / "README.md", card(manifest, options.license).encode())
     return run
 

@@ -85,6 +85,9 @@ def write_media(atif_dir: Path, media: dict[str, bytes]) -> None:
             atomic_write(target, data)
 
 
-def write_prepared(atif_dir: Path, prepared: Prepared) -> None:
+def write_prepared(atif_dir: Path, prepared: Prepared) -> bytes:
+    """Write the media and the document; returns the document's bytes."""
     write_media(atif_dir, prepared.media)
-    atomic_write(inside(atif_dir, atif_dir / prepared.name), document_bytes(prepared.doc))
+    data = document_bytes(prepared.doc)
+    atomic_write(inside(atif_dir, atif_dir / prepared.name), data)
+    return data

@@ -1,0 +1,103 @@
+"""What every redaction rule is: a versioned name, a cheap prefilter and the spans it finds.
+
+A rule never sees placeholders as findings (``[REDACTED:<rule>:<n>]`` holds
+no character of a secret and matches no rule), which is what makes
+redaction idempotent.  ``Placeholders`` numbers values per rule within one
+tree, so the same value gets the same placeholder everywhere in that tree.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+PLACEHOLDER_RE = re.compile(r"\[REDACTED:([a-z0-9_]+):(\d+)\]")
+
+
+def base_name(name: str) -> str:
+    """``github_token_v1`` -> ``github_token`` (the placeholder names the rule, not its version)."""
+    return re.sub(r"_v\d+$", "", name)
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    if not value:
+        return 0.0
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+@dataclass
+class Placeholders:
+    """Value -> placeholder per rule, stable within one tree; counts findings per rule."""
+
+    numbers: dict[tuple[str, str], int] = field(default_factory=dict)
+    next_number: Counter[str] = field(default_factory=Counter)
+    findings: Counter[str] = field(default_factory=Counter)
+
+    def __call__(self, rule: str, value: str) -> str:
+        self.findings[rule] += 1
+        key = (rule, value)
+        n = self.numbers.get(key)
+        if n is None:
+            self.next_number[rule] += 1
+            n = self.numbers[key] = self.next_number[rule]
+        return f"[REDACTED:{base_name(rule)}:{n}]"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A detector: spans of ``pattern`` (or of its ``group``) in strings that pass ``prefilter``.
+
+    ``prefilter`` is a cheap test (substring search) that must hold for any
+    string holding a finding; ``accept`` can veto a match (e.g. low entropy).
+    """
+
+    name: str
+    pattern: re.Pattern[str]
+    prefilter: Callable[[str], bool]
+    group: int | str = 0
+    accept: Callable[[re.Match[str]], bool] | None = None
+    opt_in: bool = False
+    description: str = ""
+
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        for m in self.pattern.finditer(text):
+            if self.accept is not None and not self.accept(m):
+                continue
+            start, end = m.span(self.group)
+            if start < end:
+                yield start, end
+
+    def apply(self, text: str, placeholders: Placeholders) -> str:
+        if not self.prefilter(text):
+            return text
+        spans = list(self.spans(text))
+        if not spans:
+            return text
+        out = []
+        last = 0
+        for start, end in spans:
+            out.append(text[last:start])
+            out.append(placeholders(self.name, text[start:end]))
+            last = end
+        out.append(text[last:])
+        return "".join(out)
+
+
+def contains(*needles: str) -> Callable[[str], bool]:
+    """Prefilter: any of ``needles`` occurs (case-sensitive)."""
+    if len(needles) == 1:
+        needle = needles[0]
+        return lambda text: needle in text
+    return lambda text: any(n in text for n in needles)
+
+
+def contains_ci(pattern: str) -> Callable[[str], bool]:
+    """Prefilter: a case-insensitive regex of literal keywords occurs."""
+    compiled = re.compile(pattern, re.IGNORECASE)
+    return lambda text: compiled.search(text) is not None

@@ -1,0 +1,363 @@
+"""Redaction: zero leaks of planted secrets, zero false positives on clean data, idempotent, stable."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from trajset.pipeline.builder import SessionBuilder
+from trajset.pipeline.cli import app
+from trajset.pipeline.export import ExportOptions, run_export
+from trajset.redactors import GROUPS, build_redactor, resolve, selected_rules
+from trajset.redactors.base import Placeholders
+
+RNG = random.Random(20261130)
+
+
+def _rand(alphabet: str, n: int) -> str:
+    return "".join(RNG.choice(alphabet) for _ in range(n))
+
+
+ALNUM = string.ascii_letters + string.digits
+UPPER = string.ascii_uppercase + string.digits
+B64 = string.ascii_letters + string.digits + "+/"
+
+
+def planted_values() -> dict[str, tuple[str, str]]:
+    """kind -> (text that carries the secret, the secret value that must not survive)."""
+    pem_body = _rand(B64, 64)
+    pem = f"-----BEGIN RSA PRIVATE KEY-----\nMIIE{pem_body}\n-----END RSA PRIVATE KEY-----"
+    aws_secret = _rand(B64, 40)
+    jwt = "eyJ" + _rand(ALNUM, 20) + ".eyJ" + _rand(ALNUM, 30) + "." + _rand(ALNUM + "-_", 43)
+    url_pw = _rand(ALNUM, 14)
+    bearer = _rand(ALNUM, 32)
+    basic = base64.b64encode(b"ops:" + _rand(ALNUM, 12).encode()).decode()
+    password = "Q" + _rand(ALNUM + "#$%", 15)
+    secret_yaml = _rand(ALNUM, 24)
+    token_env = _rand(ALNUM, 28)
+    values = {
+        "aws_access_key_id": "AKIA" + _rand(UPPER, 16),
+        "github_ghp": "ghp_" + _rand(ALNUM, 36),
+        "github_gho": "gho_" + _rand(ALNUM, 36),
+        "github_ghu": "ghu_" + _rand(ALNUM, 36),
+        "github_ghs": "ghs_" + _rand(ALNUM, 36),
+        "github_ghr": "ghr_" + _rand(ALNUM, 36),
+        "github_pat": "github_pat_" + _rand(ALNUM, 22) + "_" + _rand(ALNUM, 59),
+        "gitlab": "glpat-" + _rand(ALNUM, 20),
+        "slack": "xoxb-" + _rand(string.digits, 12) + "-" + _rand(ALNUM, 24),
+        "stripe": "sk_live_" + _rand(ALNUM, 24),
+        "openai": "sk-" + _rand(ALNUM, 48),
+        "openai_proj": "sk-proj-" + _rand(ALNUM + "_-", 56),
+        "anthropic": "sk-ant-api03-" + _rand(ALNUM + "_-", 60),
+        "huggingface": "hf_" + _rand(string.ascii_letters, 34),
+        "npm": "npm_" + _rand(ALNUM, 36),
+        "pypi": "pypi-AgE" + _rand(ALNUM + "_-", 60),
+        "google": "AIza" + _rand(ALNUM + "_-", 35),
+        "jwt": jwt,
+        "email": f"{_rand(string.ascii_lowercase, 8)}.{_rand(string.ascii_lowercase, 5)}@corp-mail.example",
+    }
+    texts = {k: (f"value {v} here", v) for k, v in values.items()}
+    texts["private_key"] = (pem, pem_body)
+    texts["aws_secret"] = (f"aws_secret_access_key = {aws_secret}", aws_secret)
+    texts["url_credentials"] = (
+        f"git clone https://deploy:{url_pw}@git.example.com/acme/app.git",
+        url_pw,
+    )
+    texts["bearer"] = (f"curl -H 'Authorization: Bearer {bearer}' https://api.example.com", bearer)
+    texts["basic"] = (f"Authorization: Basic {basic}", basic)
+    texts["password"] = (f"password={password}", password)
+    texts["secret_yaml"] = (f"client_secret: {secret_yaml}", secret_yaml)
+    texts["dotenv"] = (f"SERVICE_TOKEN={token_env}", token_env)
+    texts["home_linux"] = ("opened /home/alicebob/work/notes.txt", "/home/alicebob")
+    texts["home_mac"] = ("saved /Users/carolyn/Desktop/x.png", "/Users/carolyn")
+    texts["home_windows"] = ("C:\\Users\\Dmitri\\AppData\\x.ini", "Users\\Dmitri")
+    return texts
+
+
+LITERAL = "corp-" + _rand(ALNUM, 10)
+ENV_SECRET = "envsecret-" + _rand(ALNUM, 10)
+
+
+def planted_session(texts: dict[str, tuple[str, str]]) -> SessionBuilder:
+    """Every kind placed in every place a secret can hide."""
+    all_text = "\n".join(t for t, _ in texts.values()) + f"\nliteral {LITERAL} and {ENV_SECRET}"
+    b = SessionBuilder(
+        "planted-1", harness={"name": "h", "version": "1"}, cwd="/home/alicebob/work"
+    )
+    b.config(
+        model="m",
+        instructions="sys " + all_text,
+        tools_added=[
+            {
+                "type": "function",
+                "name": "bash",
+                "description": "d",
+                "parameters": {"type": "object"},
+            }
+        ],
+    )
+    b.add(
+        "env",
+        cwd="/home/alicebob/work",
+        files={"read": {"/home/alicebob/.env": "sha256:" + "a" * 64}},
+        tools={"note": all_text},
+    )
+    b.add("acme:note", text=all_text, nested={"deep": [all_text]})
+    b.add("item", item={"type": "acme:search_result", "text": all_text, "extra": {"raw": all_text}})
+    fork = b.user("user " + all_text)
+    b.respond(
+        reasoning="think " + all_text,
+        calls=[("call_1", "bash", {"cmd": all_text, "pem": texts["private_key"][0]})],
+        model="m",
+    )
+    b.tool_output("call_1", "out " + all_text)
+    r1 = b.respond(text="assistant " + all_text, model="m")
+    b.add("outcome", kind="eval", target=r1, score=0.5, details={"log": all_text})
+    b.branch(fork)
+    b.respond(text="regenerated " + all_text, model="m")
+    b.add("label", target=r1, label="kept")
+    return b
+
+
+@pytest.fixture(scope="module")
+def planted(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, Path, str, dict[str, tuple[str, str]]]:
+    texts = planted_values()
+    root = tmp_path_factory.mktemp("planted")
+    store = root / "store"
+    store.mkdir()
+    (store / "planted.jsonl").write_text(planted_session(texts).text())
+    out = root / "out"
+    env = {"TRAJSET_TEST_SECRET": ENV_SECRET}
+    result = CliRunner().invoke(
+        app,
+        [
+            "export",
+            str(store),
+            "--out",
+            str(out),
+            "--workers",
+            "1",
+            "--secret",
+            LITERAL,
+            "--secret-env",
+            "TRAJSET_TEST_SECRET",
+        ],
+        env=env,
+    )
+    assert result.exit_code == 0, result.output
+    return store, out, result.output, texts
+
+
+def test_no_planted_value_survives_in_any_byte_or_name(planted) -> None:  # type: ignore[no-untyped-def]
+    _, out, printed, texts = planted
+    secrets = [v for _, v in texts.values()] + [LITERAL, ENV_SECRET]
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert len(files) > 10
+    for p in files:
+        data = p.read_bytes()
+        rel = str(p.relative_to(out))
+        for s in secrets:
+            for form in {s, json.dumps(s)[1:-1]}:
+                assert form.encode() not in data, (rel, s)
+                assert form not in rel
+        for s in secrets:
+            assert s not in printed
+
+
+def test_every_kind_was_found_and_audited(planted) -> None:  # type: ignore[no-untyped-def]
+    _, out, _, _ = planted
+    report = json.loads((out / "manifest.json").read_text())["redaction"]
+    for rule in [
+        "aws_access_key_id_v1",
+        "aws_secret_access_key_v1",
+        "github_token_v1",
+        "gitlab_token_v1",
+        "slack_token_v1",
+        "stripe_key_v1",
+        "openai_key_v1",
+        "anthropic_key_v1",
+        "huggingface_token_v1",
+        "npm_token_v1",
+        "pypi_token_v1",
+        "google_api_key_v1",
+        "private_key_v1",
+        "jwt_v1",
+        "url_credentials_v1",
+        "authorization_header_v1",
+        "credential_assignment_v1",
+        "email_v1",
+        "secrets_v1",
+        "home_paths_v1",
+    ]:
+        assert report["findings"].get(rule, 0) > 0, rule
+    assert report["outputs"]["atif"]["github_token"] > 0
+    assert report["outputs"]["trajectories"]["secrets"] > 0
+    assert report["hashed_context_entries_changed"] >= 0
+    card = (out / "README.md").read_text()
+    assert "redaction: rules" in card
+
+
+def test_placeholders_are_consistent_across_branches(planted) -> None:  # type: ignore[no-untyped-def]
+    import polars as pl
+
+    _, out, _, _ = planted
+    pairs = pl.read_parquet(out / "data" / "preferences" / "*.parquet").to_dicts()
+    assert pairs
+    trajs = pl.read_parquet(out / "data" / "trajectories" / "*.parquet").to_dicts()
+    user_msgs = {json.dumps([m for m in t["messages"] if m["role"] == "user"]) for t in trajs}
+    assert len(user_msgs) == 1  # the shared prefix renders identically in both branches
+
+
+def _clean_session() -> SessionBuilder:
+    rng = random.Random(7)
+    image = base64.b64encode(bytes(rng.getrandbits(8) for _ in range(30000))).decode()
+    sha = "".join(rng.choice("0123456789abcdef") for _ in range(40))
+    digest = "".join(rng.choice("0123456789abcdef") for _ in range(64))
+    prose = (
+        f"The migration keeps every invoice id stable; see commit {sha} and run "
+        "`pytest -k totals` before merging. UUID 3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b names the job."
+    )
+    code = (
+        "def total(lines: list[Line]) -> Decimal:\n    token_count = len(lines)  # not a secret\n"
+        "    key = lambda l: l.sku\n    return sum((l.price for l in sorted(lines, key=key)), Decimal(0))\n"
+    )
+    b = SessionBuilder("clean-1", harness={"name": "h", "version": "1"}, cwd="/srv/app")
+    b.config(model="m", instructions="Be helpful.")
+    b.message(
+        "user",
+        [
+            {"type": "input_text", "text": prose},
+            {"type": "input_image", "image_url": "data:image/png;base64," + image},
+        ],
+    )
+    b.respond(
+        calls=[("call_1", "bash", {"cmd": f"git show {sha}", "digest": f"sha256:{digest}"})],
+        model="m",
+    )
+    b.tool_output("call_1", code + "\n" + prose)
+    b.respond(text=prose + "\n```python\n" + code + "```", model="m")
+    return b
+
+
+def test_clean_corpus_is_untouched(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "clean.jsonl").write_text(_clean_session().text())
+    run_export([store], tmp_path / "red", ExportOptions(redact=True), workers=1)
+    run_export([store], tmp_path / "raw", ExportOptions(redact=False), workers=1)
+    for folder in ("atif", "data"):
+        red = {
+            p.relative_to(tmp_path / "red"): p.read_bytes()
+            for p in (tmp_path / "red" / folder).rglob("*")
+            if p.is_file()
+        }
+        raw = {
+            p.relative_to(tmp_path / "raw"): p.read_bytes()
+            for p in (tmp_path / "raw" / folder).rglob("*")
+            if p.is_file()
+        }
+        assert red == raw  # zero false positives: every byte kept
+    report = json.loads((tmp_path / "red" / "manifest.json").read_text())["redaction"]
+    assert report["findings"] == {} and report["outputs"] == {}
+
+
+def test_redaction_is_idempotent_and_stable() -> None:
+    texts = planted_values()
+    session = planted_session(texts).session()
+    redactor = build_redactor(
+        selected_rules(["all"]), secrets=[LITERAL, ENV_SECRET], home="/home/alicebob"
+    )
+    once, report = redactor.session(session)
+    assert sum(report.findings.values()) > 20
+    twice, again = redactor.session(once)
+    assert sum(again.findings.values()) == 0
+    assert [e.raw for e in twice.entries] == [e.raw for e in once.entries]
+    third, _ = redactor.session(session)
+    assert [e.raw for e in third.entries] == [e.raw for e in once.entries]
+
+
+def test_structure_is_never_touched() -> None:
+    b = SessionBuilder("s-ghp_" + "x" * 36)
+    b.config(model="m")
+    b.user("hi")
+    b.respond(text="ok", model="m")
+    session = b.session()
+    redacted, _ = build_redactor(selected_rules()).session(session)
+    assert redacted.id == session.id
+    assert [(e.id, e.parent, e.type, e.raw.get("request_hash")) for e in redacted.entries] == [
+        (e.id, e.parent, e.type, e.raw.get("request_hash")) for e in session.entries
+    ]
+
+
+def test_same_value_same_placeholder_and_no_plaintext() -> None:
+    p = Placeholders()
+    r = build_redactor(selected_rules())
+    token = "ghp_" + "A1b2" * 9
+    out = r.text(f"{token} and {token} and ghp_{'Z9y8' * 9}", p)
+    assert (
+        out
+        == "[REDACTED:github_token:1] and [REDACTED:github_token:1] and [REDACTED:github_token:2]"
+    )
+
+
+def test_unknown_rule_lists_the_valid_ones(runner: CliRunner, tmp_path: Path) -> None:
+    from trajset.pipeline.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"valid: .*email"):
+        resolve("emails")
+    assert resolve("email") == ["email_v1"] and "phone_v1" in resolve("pii") and GROUPS["all"]
+    result = runner.invoke(app, ["export", "--out", str(tmp_path / "o"), "--redact", "nope"])
+    assert result.exit_code == 2 and "unknown redaction rule" in result.output
+
+
+def test_config_file_adds_custom_rules(tmp_path: Path, runner: CliRunner) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    b = SessionBuilder("cfg-1")
+    b.config(model="m")
+    b.user("see TICKET-12345 and 10.0.0.7")
+    b.respond(text="ok", model="m")
+    (store / "s.jsonl").write_text(b.text())
+    conf = tmp_path / "trajset.toml"
+    conf.write_text(
+        '[export]\nredact = ["ipv4"]\n\n[[redact.rules]]\nname = "ticket_id_v1"\npattern = "TICKET-[0-9]{5}"\n'
+    )
+    out = tmp_path / "o"
+    result = runner.invoke(
+        app, ["export", str(store), "--out", str(out), "--config", str(conf), "--quiet"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = (out / "atif" / "cfg-1.json").read_text()
+    assert "TICKET-12345" not in doc and "[REDACTED:ticket_id:1]" in doc
+    assert "10.0.0.7" not in doc and "[REDACTED:ipv4:1]" in doc
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[export]\nbogus = 1\n")
+    assert (
+        runner.invoke(
+            app, ["export", str(store), "--out", str(tmp_path / "o2"), "--config", str(bad)]
+        ).exit_code
+        == 2
+    )
+
+
+def test_environment_and_no_passthrough(tmp_path: Path) -> None:
+    from trajset.pipeline.atif import NoRawItems, items
+
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "p.jsonl").write_text(planted_session(planted_values()).text())
+    out = tmp_path / "o"
+    names = selected_rules(["environment", "no_passthrough"])
+    run_export([store], out, ExportOptions(redact_rules=tuple(names)), workers=1)
+    doc = json.loads((out / "atif" / "planted-1.json").read_text())
+    assert "environment" not in doc["extra"] and "cwd" not in doc["extra"]["agentsession"]
+    with pytest.raises(NoRawItems):
+        items(doc)
