@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from trajset.redactors import (
     Redactor,
@@ -38,8 +37,9 @@ from .atif import AtifOptions, to_atif
 from .card import card
 from .errors import BadRecord, OutputError, TrajsetError, UnitFailed, UsageError
 from .filters import compile_where, matching
+from .jsonio import dumps_compact
 from .media import spill_media
-from .parquet import assemble, to_table, write_part, write_single
+from .parquet import assemble, read_part, to_table, write_part, write_single
 from .preferences import TreeIndex, parse_policy, policy_label
 from .rows import (
     PairStats,
@@ -236,7 +236,7 @@ def process_unit(unit: Unit) -> UnitResult:
     _write_parts(out, unit, tables, result.errors)
     if redactor.active:
         for table, rows in tables.items():
-            for rule, n in count_placeholders(json.dumps(rows, ensure_ascii=False)).items():
+            for rule, n in count_placeholders(dumps_compact(rows)).items():
                 stats.counts[f"redacted/{table}/{rule}"] += n
     return result
 
@@ -326,7 +326,7 @@ def _export_session(
 
 
 def _part(out: Path, unit: Unit, table: str) -> Path:
-    return out / ".trajset" / "parts" / table / (_unit_key(unit) + ".parquet")
+    return out / ".trajset" / "parts" / table / (_unit_key(unit) + ".arrow")
 
 
 def _write_parts(
@@ -583,7 +583,7 @@ def run_export(
     with run.stats.timed("assemble"):
         for name in CONFIGS:
             assemble(out, name, [_part(out, r.unit, name) for r in run.units])
-        errors = [pq.read_table(_part(out, r.unit, "errors")) for r in run.units]
+        errors = [read_part(_part(out, r.unit, "errors")) for r in run.units]
         write_single(out / "errors.parquet", pa.concat_tables([to_table("errors", []), *errors]))
     manifest = write_manifest(out, options, run, version, redactor)
     atomic_write(out / "README.md", card(manifest, options.license).encode())

@@ -6,6 +6,9 @@
   decoding does; used wherever the reference hashes or re-encodes values.
 * ``canonical`` / ``sha256_hex``: JCS (via ``rfc8785``) and its digest, for
   request hashes and content-derived ids (DESIGN §6).
+* ``dumps_compact`` / ``dumps_indented``: output JSON through ``orjson``,
+  several times faster than the standard encoder (whose indenting path is
+  pure Python); both are deterministic and keep member order.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import math
 import re
 from typing import Any
 
+import orjson
 import rfc8785
 
 JSON = Any
@@ -95,7 +99,18 @@ def content_hash(value: JSON) -> str:
 
 def dumps_compact(value: JSON) -> str:
     """Compact JSON text, non-ASCII kept, for table columns."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except TypeError:  # integers beyond 64 bits: the standard library keeps them exact
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def dumps_indented(value: JSON) -> bytes:
+    """Two-space indented UTF-8 JSON plus a newline (ATIF documents), via orjson for speed."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
 _GO_ESCAPES = {

@@ -1,8 +1,8 @@
 """Parquet files as ``datasets`` writes them (DESIGN §4, datasets-and-ecosystem §2.3).
 
-Each unit's rows are written to a part file under ``DIR/.trajset/parts/``
-(the unit's share of every table, which is also what ``--mode resume``
-keeps); ``assemble`` then streams the parts in unit order into shards
+Each unit's rows are written to an Arrow IPC part file under
+``DIR/.trajset/parts/`` (the unit's share of every table, which is also what
+``--mode resume`` keeps); ``assemble`` then streams the parts in unit order into shards
 ``data/<table>/train-NNNNN-of-MMMMM.parquet``: zstd, row groups of at most
 100 MB and shards of at most 500 MB (uncompressed), page index on.  Same
 rows give the same bytes.
@@ -35,14 +35,16 @@ def to_table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=TABLES[name])
 
 
-def _buffer_bytes(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, row_group_size=max(1, table.num_rows), **WRITE_OPTIONS)
-    return sink.getvalue().to_pybytes()
-
-
 def write_part(path: Path, table: pa.Table) -> None:
-    atomic_write(path, _buffer_bytes(table))
+    """A unit's rows as an Arrow IPC file: cheap to write and memory-mapped when assembled."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    atomic_write(path, sink.getvalue().to_pybytes())
+
+
+def read_part(path: Path) -> pa.Table:
+    return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
 def write_single(path: Path, table: pa.Table) -> None:
@@ -84,10 +86,7 @@ def _row_groups(tables: Iterable[pa.Table]) -> Iterable[pa.Table]:
 def assemble(out: Path, name: str, parts: list[Path]) -> list[Path]:
     """Stream the parts (in the given order) into ``out/data/<name>/`` shards."""
     schema = TABLES[name]
-    sizes = []
-    for p in parts:
-        md = pq.read_metadata(p)
-        sizes.append(sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups)))
+    sizes = [read_part(p).nbytes for p in parts]
     shards: list[list[Path]] = [[]]
     acc = 0
     for p, s in zip(parts, sizes, strict=True):
@@ -105,7 +104,7 @@ def assemble(out: Path, name: str, parts: list[Path]) -> list[Path]:
         path = folder / f"train-{i:05d}-of-{len(shards):05d}.parquet"
         sink = pa.BufferOutputStream()
         with pq.ParquetWriter(sink, schema, **WRITE_OPTIONS) as w:
-            tables = (pq.read_table(p, schema=schema) for p in shard_parts)
+            tables = (read_part(p) for p in shard_parts)
             empty = True
             for group in _row_groups(tables):
                 w.write_table(group.cast(schema), row_group_size=max(1, group.num_rows))

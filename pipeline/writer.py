@@ -7,7 +7,6 @@ ATIF documents are validated before they are written (spec §7.10).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 from trajset.schemas.atif import validate_document
 
 from .errors import DocumentInvalid, OutputError
+from .jsonio import dumps_indented
 from .media import SpillError, safe, spill_media
 
 JSON = Any
@@ -51,7 +51,7 @@ def document_name(session_id: str, trajectory_id: str, main: bool) -> str:
 
 def document_bytes(doc: JSON) -> bytes:
     """Two-space indented JSON plus a trailing newline, as the reference writes."""
-    return (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    return dumps_indented(doc)
 
 
 @dataclass

@@ -51,19 +51,25 @@ class Placeholders:
 
 @dataclass(frozen=True)
 class Rule:
-    """A detector: spans of ``pattern`` (or of its ``group``) in strings that pass ``prefilter``.
+    """A detector: spans of ``pattern`` (or of its ``group``) in strings where ``trigger`` occurs.
 
-    ``prefilter`` is a cheap test (substring search) that must hold for any
-    string holding a finding; ``accept`` can veto a match (e.g. low entropy).
+    ``trigger`` is a cheap regex of literal keywords that any string holding
+    a finding must contain; the redactor joins every rule's trigger into one
+    scan, so a string with no trigger costs one pass.  ``accept`` can veto a
+    match (e.g. a low-entropy value).
     """
 
     name: str
     pattern: re.Pattern[str]
-    prefilter: Callable[[str], bool]
+    trigger: str
     group: int | str = 0
     accept: Callable[[re.Match[str]], bool] | None = None
     opt_in: bool = False
     description: str = ""
+    _trigger_re: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_trigger_re", re.compile(self.trigger))
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         for m in self.pattern.finditer(text):
@@ -74,7 +80,7 @@ class Rule:
                 yield start, end
 
     def apply(self, text: str, placeholders: Placeholders) -> str:
-        if not self.prefilter(text):
+        if self._trigger_re.search(text) is None:
             return text
         spans = list(self.spans(text))
         if not spans:
@@ -87,17 +93,3 @@ class Rule:
             last = end
         out.append(text[last:])
         return "".join(out)
-
-
-def contains(*needles: str) -> Callable[[str], bool]:
-    """Prefilter: any of ``needles`` occurs (case-sensitive)."""
-    if len(needles) == 1:
-        needle = needles[0]
-        return lambda text: needle in text
-    return lambda text: any(n in text for n in needles)
-
-
-def contains_ci(pattern: str) -> Callable[[str], bool]:
-    """Prefilter: a case-insensitive regex of literal keywords occurs."""
-    compiled = re.compile(pattern, re.IGNORECASE)
-    return lambda text: compiled.search(text) is not None

@@ -31,4 +31,4 @@ def custom_rule(spec: dict[str, object]) -> Rule:
             f"custom redaction rule {name} matches placeholders or empty text; make it specific"
         )
     group: int | str = "secret" if "secret" in compiled.groupindex else 0
-    return Rule(name, compiled, lambda text: True, group=group)
+    return Rule(name, compiled, "", group=group)

@@ -30,6 +30,10 @@ class HomePaths:
         usable = home not in ("", ".", "/", "\\") and len(home) > 1
         return cls(home if usable else "", _homes=(home,) if usable else ())
 
+    @property
+    def trigger(self) -> str:
+        return "|".join([r"/home/|/Users/|Users\\", *(re.escape(h) for h in self._homes)])
+
     def apply(self, text: str, placeholders: Placeholders) -> str:
         for home in self._homes:
             if home in text:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from .base import Rule, contains
+from .base import Rule
 
 
 def _valid_ipv6(m: re.Match[str]) -> bool:
@@ -23,20 +23,20 @@ RULES: list[Rule] = [
             r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9._%+\\-]))[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
             r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![A-Za-z0-9-])"
         ),
-        contains("@"),
+        "@",
     ),
     Rule(
         "ipv4_v1",
         re.compile(
             r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])"
         ),
-        contains("."),
+        r"\d\.\d",
         opt_in=True,
     ),
     Rule(
         "ipv6_v1",
         re.compile(r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Fa-f:])"),
-        contains(":"),
+        ":",
         accept=_valid_ipv6,
         opt_in=True,
     ),
@@ -45,7 +45,7 @@ RULES: list[Rule] = [
         re.compile(
             r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?)?\d{2,4}[\s.-]\d{3,4}[\s.-]?\d{3,4}(?![\w])"
         ),
-        re.compile(r"\d{3}").search,  # type: ignore[arg-type]
+        r"\d{3}",
         opt_in=True,
     ),
 ]

@@ -7,6 +7,7 @@ redactor does, but with a numbered placeholder instead of ``[REDACTED]``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .base import Placeholders
@@ -22,6 +23,10 @@ class LiteralSecrets:
     def of(cls, values: list[str]) -> LiteralSecrets:
         kept = sorted({v for v in values if v}, key=lambda v: (-len(v.encode()), v))
         return cls(tuple(kept))
+
+    @property
+    def trigger(self) -> str:
+        return "|".join(re.escape(v) for v in self.values) or "(?!)"
 
     def apply(self, text: str, placeholders: Placeholders) -> str:
         for value in self.values:
