@@ -24,12 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from corpus import build_corpus  # noqa: E402
+from corpus import build_corpus
 
-from trajset.pipeline.export import ExportOptions, run_export  # noqa: E402
+from trajset.pipeline.export import ExportOptions, run_export
 
 
-def one_run(store: Path, out: Path, redact: bool, workers: int) -> tuple[float, int, dict[str, float]]:
+def one_run(
+    store: Path, out: Path, redact: bool, workers: int
+) -> tuple[float, int, dict[str, float]]:
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
     run = run_export([store], out, ExportOptions(redact=redact), workers=workers)
@@ -40,16 +42,22 @@ def one_run(store: Path, out: Path, redact: bool, workers: int) -> tuple[float, 
 def peak_rss_mb(store: Path, out: Path) -> float:
     """Peak resident memory of one single-worker export in a fresh child process."""
     shutil.rmtree(out, ignore_errors=True)
-    code = ("import resource,sys;from pathlib import Path;"
-            "from trajset.pipeline.export import ExportOptions, run_export;"
-            f"run_export([Path({str(store)!r})], Path({str(out)!r}), ExportOptions(), workers=1);"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
-    out_text = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    code = (
+        "import resource,sys;from pathlib import Path;"
+        "from trajset.pipeline.export import ExportOptions, run_export;"
+        f"run_export([Path({str(store)!r})], Path({str(out)!r}), ExportOptions(), workers=1);"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    out_text = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
     return int(out_text.strip().splitlines()[-1]) / 1024
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--sessions", type=int, default=300)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workers", type=int, default=1)
@@ -71,14 +79,26 @@ def main() -> None:
         build_corpus(big, args.sessions * 2, seed=1)
         rss_small, rss_big = peak_rss_mb(store, root / "m1"), peak_rss_mb(big, root / "m2")
     result = {
-        "sessions": args.sessions, "corpus_mb": round(size / 1e6, 2), "workers": args.workers, "repeat": args.repeat,
-        "mb_per_s_no_redact": round(size / 1e6 / off, 2), "mb_per_s_redact": round(size / 1e6 / on, 2),
+        "sessions": args.sessions,
+        "corpus_mb": round(size / 1e6, 2),
+        "workers": args.workers,
+        "repeat": args.repeat,
+        "mb_per_s_no_redact": round(size / 1e6 / off, 2),
+        "mb_per_s_redact": round(size / 1e6 / on, 2),
         "ratio_redact_over_no_redact": round(off / on, 3),
-        "stage_seconds_no_redact": stages[False], "stage_seconds_redact": stages[True],
-        "peak_rss_mb": {f"{args.sessions} sessions": round(rss_small, 1), f"{2 * args.sessions} sessions": round(rss_big, 1)},
+        "stage_seconds_no_redact": stages[False],
+        "stage_seconds_redact": stages[True],
+        "peak_rss_mb": {
+            f"{args.sessions} sessions": round(rss_small, 1),
+            f"{2 * args.sessions} sessions": round(rss_big, 1),
+        },
         "maxrss_self_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
-    print(json.dumps(result, indent=2) if args.json else "\n".join(f"{k}: {v}" for k, v in result.items()))
+    print(
+        json.dumps(result, indent=2)
+        if args.json
+        else "\n".join(f"{k}: {v}" for k, v in result.items())
+    )
 
 
 if __name__ == "__main__":

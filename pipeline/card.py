@@ -87,6 +87,7 @@ def card(manifest: JSON, license_id: str) -> str:
         body += [f"| `{f.name}` | `{f.type}` |" for f in TABLES[name]]
         body.append("")
     redaction = manifest.get("redaction") or {}
+    body += _redaction_section(opts, redaction)
     body += [
         "## How it was made",
         "",
@@ -123,3 +124,32 @@ def card(manifest: JSON, license_id: str) -> str:
         "",
     ]
     return "\n".join(body)
+
+
+def _redaction_section(opts: JSON, redaction: JSON) -> list[str]:
+    """Per rule: findings in the sessions and placeholders in each output (counts, never text)."""
+    if not opts["redact"]:
+        return ["## Redaction", "", "None: this dataset was exported with `--no-redact`.", ""]
+    outputs = redaction.get("outputs", {})
+    tables = sorted(outputs)
+    lines = [
+        "## Redaction",
+        "",
+        "Findings per rule in the sessions, and placeholders per rule in each output:",
+        "",
+        "| rule | found | " + " | ".join(tables) + " |",
+        "|---|---:|" + "---:|" * len(tables),
+    ]
+    for rule, n in sorted(redaction.get("findings", {}).items()):
+        base = rule.rsplit("_v", 1)[0]
+        lines.append(
+            f"| `{rule}` | {n} | " + " | ".join(str(outputs[t].get(base, 0)) for t in tables) + " |"
+        )
+    lines += [
+        "",
+        "Rules in force: " + ", ".join(f"`{r}`" for r in redaction.get("rules", [])) + ".",
+        "Context entries changed in sessions with recorded request hashes: "
+        f"{redaction.get('hashed_context_entries_changed', 0)} (their request hashes no longer verify).",
+        "",
+    ]
+    return lines

@@ -223,9 +223,12 @@ def _summary(run: object, out: Path) -> None:
         ("errors", len(run.errors)),  # type: ignore[attr-defined]
         ("MB/s", f"{rate:.2f}"),
     ]
+    for key, n in sorted(run.stats.counts.items()):  # type: ignore[attr-defined]
+        if key.startswith("redacted/tree/"):
+            rows.append((f"redacted {key.rsplit('/', 1)[1].rsplit('_v', 1)[0]}", n))
     typer.echo(f"wrote {out}", err=True)
     for k, v in rows:
-        typer.echo(f"  {k:<13}{v:>10}", err=True)
+        typer.echo(f"  {k:<24}{v:>10}", err=True)
 
 
 # --------------------------------------------------------------------------- inspect / verify
