@@ -109,7 +109,9 @@ class ErrorRow:
             exc.session_id,
             exc.line,
             getattr(exc, "rule", "") or exc.kind,
-            str(exc.message),
+            f"entry {exc.entry_id}: {exc.message}"
+            if exc.entry_id and exc.entry_id not in exc.message
+            else exc.message,
         )
 
 
@@ -390,44 +392,27 @@ def _marker(out: Path, unit: Unit) -> Path:
 
 
 def _result_to_json(r: UnitResult) -> dict[str, Any]:
+    """The completion marker: everything the run needs from a finished unit except its identity
+    (the marker's file name is the unit's key; the input path is not stored, it may hold a home path)."""
     return {
-        "unit": asdict(r.unit),
         "session_id": r.session_id,
         "exported": r.exported,
         "documents": r.documents,
         "errors": [asdict(e) for e in r.errors],
-        "stats": {
-            "counts": dict(r.stats.counts),
-            "stages": {
-                k: {
-                    "taken": v.taken,
-                    "passed": v.passed,
-                    "dropped": dict(v.dropped),
-                    "seconds": v.seconds,
-                }
-                for k, v in r.stats.stages.items()
-            },
-        },
+        "stats": r.stats.to_json(),
         "bytes_read": r.bytes_read,
         "fingerprint": r.fingerprint,
     }
 
 
-def _result_from_json(d: dict[str, Any]) -> UnitResult:
-    from collections import Counter
-
-    from .stats import StageStats
-
-    stats = Stats(counts=Counter(d["stats"]["counts"]))
-    for k, v in d["stats"]["stages"].items():
-        stats.stages[k] = StageStats(v["taken"], v["passed"], Counter(v["dropped"]), v["seconds"])
+def _result_from_json(d: dict[str, Any], unit: Unit) -> UnitResult:
     return UnitResult(
-        Unit(**d["unit"]),
+        unit,
         d["session_id"],
         d["exported"],
         d["documents"],
         [ErrorRow(**e) for e in d["errors"]],
-        stats,
+        Stats.from_json(d["stats"]),
         d["bytes_read"],
         d["fingerprint"],
     )
@@ -463,7 +448,7 @@ def run_units(
     for i, u in enumerate(units):
         marker = _marker(out, u)
         if resume and marker.exists():
-            done[i] = _result_from_json(json.loads(marker.read_text()))
+            done[i] = _result_from_json(json.loads(marker.read_text()), u)
         else:
             todo.append((i, u))
 

@@ -231,7 +231,7 @@ def read_session_text(text: str, source: str = "") -> Session:
 
 def _decode_reason(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
-        return f"invalid JSON: {exc.msg} at column {exc.colno}"
+        return f"invalid JSON ({exc.msg}, column {exc.colno})"
     return str(exc)
 
 

@@ -35,6 +35,10 @@ class StageStats:
             "seconds": round(self.seconds, 6),
         }
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> StageStats:
+        return cls(d["taken"], d["passed"], Counter(d["dropped"]), d["seconds"])
+
 
 @dataclass
 class Stats:
@@ -63,3 +67,9 @@ class Stats:
             "counts": dict(sorted(self.counts.items())),
             "stages": {k: v.to_json() for k, v in self.stages.items()},
         }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Stats:
+        return cls(
+            {k: StageStats.from_json(v) for k, v in d["stages"].items()}, Counter(d["counts"])
+        )

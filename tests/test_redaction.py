@@ -131,7 +131,7 @@ def planted(
 ) -> tuple[Path, Path, str, dict[str, tuple[str, str]]]:
     texts = planted_values()
     root = tmp_path_factory.mktemp("planted")
-    store = root / "store"
+    store = root / f"store-{LITERAL}"  # a secret in the input path must not reach the output either
     store.mkdir()
     (store / "planted.jsonl").write_text(planted_session(texts).text())
     out = root / "out"
