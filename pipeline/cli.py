@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from . import __version__
 from .errors import AbortRun, SessionReadError, TrajsetError, UsageError
+
+if TYPE_CHECKING:
+    from .export import RunResult
 
 app = typer.Typer(
     name="trajset",
@@ -208,10 +211,10 @@ def export(
         )
 
 
-def _summary(run: object, out: Path) -> None:
-    c = run.stats.counts  # type: ignore[attr-defined]
-    mb = run.bytes_read / 1e6  # type: ignore[attr-defined]
-    rate = mb / run.seconds if run.seconds else 0.0  # type: ignore[attr-defined]
+def _summary(run: RunResult, out: Path) -> None:
+    """The short stats table printed after an export (stderr)."""
+    c = run.stats.counts
+    rate = run.bytes_read / 1e6 / run.seconds if run.seconds else 0.0
     rows = [
         ("units", c["units"]),
         ("sessions", c["sessions_read"]),
@@ -220,10 +223,10 @@ def _summary(run: object, out: Path) -> None:
         ("steps", c["steps"]),
         ("pairs", c["pairs"]),
         ("filtered out", c["trajectories_filtered_out"]),
-        ("errors", len(run.errors)),  # type: ignore[attr-defined]
+        ("errors", len(run.errors)),
         ("MB/s", f"{rate:.2f}"),
     ]
-    for key, n in sorted(run.stats.counts.items()):  # type: ignore[attr-defined]
+    for key, n in sorted(run.stats.counts.items()):
         if key.startswith("redacted/tree/"):
             rows.append((f"redacted {key.rsplit('/', 1)[1].rsplit('_v', 1)[0]}", n))
     typer.echo(f"wrote {out}", err=True)
