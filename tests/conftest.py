@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from typer.testing import CliRunner
+
+# Shared machines are noisy: no per-example deadline; under CI a fixed seed, so a run is reproducible.
+settings.register_profile("trajset", deadline=None, derandomize=bool(os.environ.get("CI")))
+settings.load_profile("trajset")
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
