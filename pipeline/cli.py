@@ -178,13 +178,11 @@ def export(
         license=license_id,
     )
     show = not quiet and sys.stderr.isatty()
+    bar = _ProgressBar() if show else None
 
     def progress(done: int, total: int) -> None:
-        if show:
-            sys.stderr.write(f"\r  units {done}/{total}")
-            sys.stderr.flush()
-            if done == total:
-                sys.stderr.write("\n")
+        if bar is not None:
+            bar.update(done, total)
 
     try:
         run = run_export(
@@ -201,6 +199,9 @@ def export(
         _fail(str(exc), 2)
     except AbortRun as exc:
         _fail(str(exc), 1)
+    finally:
+        if bar is not None:
+            bar.close()
     if not quiet:
         _summary(run, out)
     if strict and run.errors:
@@ -209,6 +210,31 @@ def export(
             f"--strict: {first.source}{':' + str(first.line) if first.line else ''}: {first.kind}: {first.message}",
             1,
         )
+
+
+class _ProgressBar:
+    """A units progress bar on stderr (rich comes with typer)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        self._progress = Progress(
+            "export",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._task = self._progress.add_task("units", total=None)
+        self._progress.start()
+
+    def update(self, done: int, total: int) -> None:
+        self._progress.update(self._task, completed=done, total=total)
+
+    def close(self) -> None:
+        self._progress.stop()
 
 
 def _summary(run: RunResult, out: Path) -> None:
