@@ -12,8 +12,16 @@ from dataclasses import dataclass, field
 
 from .base import Placeholders
 
+# A user folder name; one with spaces only when the path goes on right after it.
+_NAME = r"(?:[A-Za-z0-9._-]+(?: [A-Za-z0-9._-]+)+(?={sep})|[A-Za-z0-9._-]+)"
 _GENERIC = re.compile(
-    r"(?:(?<=\\[nrtbf])|(?<![\w.~\\-]))(?:/home/[A-Za-z0-9._-]+|/Users/[A-Za-z0-9._ -]+?(?=/|\b)|[A-Za-z]:(?:\\\\|\\)Users(?:\\\\|\\)[A-Za-z0-9._ -]+?(?=\\|\b))"
+    r"(?:(?<=\\[nrtbf])|(?<![\w.~\\-]))"  # not inside a longer path; a JSON escape may precede
+    r"(?:/home/[A-Za-z0-9._-]+"
+    + r"|/Users/"
+    + _NAME.format(sep="/")
+    + r"|[A-Za-z]:(?:\\\\|\\)Users(?:\\\\|\\)"
+    + _NAME.format(sep=r"\\")
+    + ")"
 )
 
 

@@ -361,3 +361,24 @@ def test_environment_and_no_passthrough(tmp_path: Path) -> None:
     assert "environment" not in doc["extra"] and "cwd" not in doc["extra"]["agentsession"]
     with pytest.raises(NoRawItems):
         items(doc)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("cd /home/dana/proj", "cd ~/proj"),
+        ("open /Users/Dana Smith/Desktop/a.txt", "open ~/Desktop/a.txt"),
+        ("C:\\Users\\dana\\AppData", "~\\AppData"),
+        ("C:/Users/dana/AppData", "C:~/AppData"),
+        (
+            '{"path":"x\\n/home/dana/.ssh"}',
+            '{"path":"x\\n~/.ssh"}',
+        ),  # inside JSON text, after an escape
+        ("/var/home/dana stays: not a home prefix", "/var/home/dana stays: not a home prefix"),
+        ("/Users/dana and /Users/bob/x", "~ and ~/x"),
+    ],
+)
+def test_home_path_forms(text: str, expected: str) -> None:
+    from trajset.redactors.home_paths import HomePaths
+
+    assert HomePaths.of("/nonexistent-home").apply(text, Placeholders()) == expected
