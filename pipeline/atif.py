@@ -24,7 +24,7 @@ from trajset.schemas.session import FORMAT, RFC3339_RE, parse_rfc3339
 
 from .content import item_text, message_content, output_content
 from .context import Settings
-from .jsonio import loads_doubles
+from .jsonio import dumps_compact, loads_doubles
 from .preferences import Policy
 from .session import Entry, Session
 from .trajectories import Trajectory, trajectories
@@ -730,8 +730,6 @@ def items(doc: dict[str, JSON]) -> list[JSON]:
 
 def items_from(doc: dict[str, JSON]) -> list[JSON]:
     """Rebuild items, lossily, from the declared fields of any producer's document."""
-    import json
-
     out: list[JSON] = []
     used: dict[str, int] = {}
 
@@ -784,7 +782,7 @@ def items_from(doc: dict[str, JSON]) -> list[JSON]:
                 raw = (
                     args["_arguments"]
                     if set(args) == {"_arguments"} and isinstance(args["_arguments"], str)
-                    else json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+                    else dumps_compact(args)
                 )
                 out.append(
                     {

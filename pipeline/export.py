@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -592,7 +591,3 @@ def default_workers() -> int:
         1,
         len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1),
     )
-
-
-def print_err(msg: str) -> None:
-    print(msg, file=sys.stderr)

@@ -10,7 +10,7 @@ file with a ``SessionReadError`` naming file, line and rule.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -252,11 +252,3 @@ def read_session(path: str | Path) -> Session:
             "file is not UTF-8", rule="encoding", source=str(p), line=line
         ) from None
     return read_session_text(text, source=str(p))
-
-
-def session_from_entries(
-    header: dict[str, JSON], entries: Iterable[dict[str, JSON]], source: str = ""
-) -> Session:
-    """Build a session from already-parsed objects (converters, tests)."""
-    text = "\n".join(json.dumps(x, ensure_ascii=False) for x in [header, *entries]) + "\n"
-    return read_session_text(text, source=source)

@@ -218,8 +218,6 @@ class MessageItem(Wire):
             out["content"] = [encode_part({"type": kind, "text": content})]
         else:
             out["content"] = encode_parts(content)
-        if out.get("phase") is None:
-            out.pop("phase", None)
         return out
 
 

@@ -23,7 +23,6 @@ FORMAT_RE = re.compile(r"^agentsession/(\d+)\.(\d+)$")
 RFC3339_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
 )
-RECORD_TYPES = ("run", "dispatch", "decision")
 
 
 def parse_rfc3339(value: str) -> datetime:

@@ -228,11 +228,19 @@ def test_schema_command_prints_the_declared_schema(runner: CliRunner, name: str)
 def test_deterministic_dispatch_steps_are_not_trainable() -> None:
     from trajset.pipeline.rows import step_messages
 
-    step = {"step_id": 1, "source": "agent", "message": "", "llm_call_count": 0,
-            "tool_calls": [{"tool_call_id": "c1", "function_name": "ls", "arguments": {}}],
-            "observation": {"results": [{"source_call_id": "c1", "content": "a.txt"}]},
-            "extra": {"agentsession": {"entry_id": "x"}}}
+    step = {
+        "step_id": 1,
+        "source": "agent",
+        "message": "",
+        "llm_call_count": 0,
+        "tool_calls": [{"tool_call_id": "c1", "function_name": "ls", "arguments": {}}],
+        "observation": {"results": [{"source_call_id": "c1", "content": "a.txt"}]},
+        "extra": {"agentsession": {"entry_id": "x"}},
+    }
     assistant, tool = step_messages(step)
     assert assistant["trainable"] is False and tool["role"] == "tool" and tool["name"] == "ls"
     assert step_messages({**step, "llm_call_count": 1})[0]["trainable"] is True
-    assert step_messages({**step, "llm_call_count": 1, "is_copied_context": True})[0]["trainable"] is False
+    assert (
+        step_messages({**step, "llm_call_count": 1, "is_copied_context": True})[0]["trainable"]
+        is False
+    )
