@@ -354,11 +354,6 @@ ENTRY_MODELS: dict[str, type[EntryBody]] = {
     "custom": CustomEntry,
 }
 
-RECORD_ENTRY_TYPES = frozenset(
-    {"run", "dispatch", "decision", "label", "info", "env", "outcome", "link", "custom"}
-)
-
-
 def validate_entry(raw: JSON) -> EntryBody:
     """Decode one entry line's object; ``ValueError`` with a short reason when it does not."""
     if not isinstance(raw, dict):
