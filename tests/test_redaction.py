@@ -74,7 +74,7 @@ def planted_values() -> dict[str, tuple[str, str]]:
     texts["password"] = (f"password={password}", password)
     texts["secret_yaml"] = (f"client_secret: {secret_yaml}", secret_yaml)
     texts["dotenv"] = (f"SERVICE_TOKEN={token_env}", token_env)
-    texts["home_linux"] = ("opened /home/alicebob/work/notes.txt", "/home/alicebob")
+    texts["home_linux"] = ("opened /home/alicebob/projects/notes.txt", "/home/alicebob")
     texts["home_mac"] = ("saved /Users/carolyn/Desktop/x.png", "/Users/carolyn")
     texts["home_windows"] = ("C:\\Users\\Dmitri\\AppData\\x.ini", "Users\\Dmitri")
     return texts
@@ -88,7 +88,7 @@ def planted_session(texts: dict[str, tuple[str, str]]) -> SessionBuilder:
     """Every kind placed in every place a secret can hide."""
     all_text = "\n".join(t for t, _ in texts.values()) + f"\nliteral {LITERAL} and {ENV_SECRET}"
     b = SessionBuilder(
-        "planted-1", harness={"name": "h", "version": "1"}, cwd="/home/alicebob/work"
+        "planted-1", harness={"name": "h", "version": "1"}, cwd="/home/alicebob/projects"
     )
     b.config(
         model="m",
@@ -104,7 +104,7 @@ def planted_session(texts: dict[str, tuple[str, str]]) -> SessionBuilder:
     )
     b.add(
         "env",
-        cwd="/home/alicebob/work",
+        cwd="/home/alicebob/projects",
         files={"read": {"/home/alicebob/.env": "sha256:" + "a" * 64}},
         tools={"note": all_text},
     )
