@@ -273,7 +273,11 @@ def _export_session(
                 result.errors.append(ErrorRow.of(exc, unit))
     with stats.timed("tables") as st:
         st.taken += len(prepared)
-        traj_rows = [trajectory_row(t, p.doc, f"atif/{p.name}", infos) for t, p in prepared]
+        anchored = [document_messages(p.doc, t.context.settings.instructions) for t, p in prepared]
+        traj_rows = [
+            trajectory_row(t, p.doc, f"atif/{p.name}", infos, msgs)
+            for (t, p), msgs in zip(prepared, anchored, strict=True)
+        ]
         keep = (
             matching(traj_rows, _WORKER["where"])
             if _WORKER["where"] is not None
@@ -283,9 +287,7 @@ def _export_session(
         st.passed += keep.count(True)
         kept = [(t, p, r) for (t, p), r, k in zip(prepared, traj_rows, keep, strict=True) if k]
         kept_leaves = {t.leaf_id for t, _, _ in kept}
-        leaf_msgs = {
-            t.leaf_id: document_messages(p.doc, t.context.settings.instructions) for t, p, _ in kept
-        }
+        leaf_msgs = {t.leaf_id: m for (t, _), m, k in zip(prepared, anchored, keep, strict=True) if k}
         pair_stats = PairStats()
 
         def prompt_of(fork: str) -> tuple[list[dict[str, Any]], Any]:

@@ -199,10 +199,12 @@ def trajectory_row(
     doc: dict[str, JSON],
     atif_path: str,
     infos: list[OutcomeInfo],
+    anchored: list[tuple[dict[str, JSON], str]],
     source_format: str = "agentsession",
 ) -> dict[str, JSON]:
+    """One ``trajectories`` row; ``anchored`` is ``document_messages(doc, ...)``, shared with the pairs."""
     settings = traj.context.settings
-    messages = [m for m, _ in document_messages(doc, settings.instructions)]
+    messages = [m for m, _ in anchored]
     tools = function_tools(settings)
     fm = doc.get("final_metrics") or {}
     agent = doc["agent"]

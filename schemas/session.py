@@ -354,6 +354,7 @@ ENTRY_MODELS: dict[str, type[EntryBody]] = {
     "custom": CustomEntry,
 }
 
+
 def validate_entry(raw: JSON) -> EntryBody:
     """Decode one entry line's object; ``ValueError`` with a short reason when it does not."""
     if not isinstance(raw, dict):
