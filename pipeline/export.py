@@ -27,9 +27,7 @@ from trajset.redactors import (
     build_redactor,
     count_placeholders,
     selected_rules,
-    strip_raw_items,
 )
-from trajset.redactors.environment import strip_environment_doc
 from trajset.schemas.tables import CONFIGS
 
 from .atif import AtifOptions, to_atif
@@ -80,16 +78,20 @@ class ExportOptions:
     def policies(self) -> list[Any]:
         return [parse_policy(p) for p in self.prefer]
 
-    def rule_names(self) -> list[str]:
-        """The redaction rules in force, as versioned names (written into the manifest)."""
+    def builtin_rules(self) -> list[str]:
         if not self.redact:
             return []
-        return list(self.redact_rules or selected_rules()) + [name for name, _ in self.custom_rules]
+        return list(self.redact_rules or selected_rules())
+
+    def rule_names(self) -> list[str]:
+        """The redaction rules in force, as versioned names (written into the manifest)."""
+        return self.builtin_rules() + [name for name, _ in self.custom_rules if self.redact]
 
     def redactor(self, secrets: list[str]) -> Redactor:
-        names = [n for n in self.rule_names() if n not in dict(self.custom_rules)]
         return build_redactor(
-            names, secrets=secrets, custom=[{"name": n, "pattern": p} for n, p in self.custom_rules]
+            self.builtin_rules(),
+            secrets=secrets,
+            custom=[{"name": n, "pattern": p} for n, p in self.custom_rules] if self.redact else [],
         )
 
 
@@ -138,8 +140,6 @@ def _init_worker(out: str, options: ExportOptions, index: SessionIndex, secrets:
         options=options,
         index=index,
         redactor=redactor,
-        no_passthrough="no_passthrough_v1" in options.rule_names(),
-        environment="environment_v1" in options.rule_names(),
         policies=options.policies(),
         where=compile_where(options.where) if options.where else None,
     )
@@ -261,10 +261,8 @@ def _export_session(
             st.taken += 1
             try:
                 doc = to_atif(item, options)
-                if _WORKER["no_passthrough"]:
-                    stats.counts["redacted/atif/no_passthrough"] += strip_raw_items(doc)
-                if _WORKER["environment"]:
-                    stats.counts["redacted/atif/environment"] += strip_environment_doc(doc)
+                for rule, n in _WORKER["redactor"].document(doc).items():
+                    stats.counts[f"redacted/atif/{rule}"] += n
                 prepared.append((item, prepare_document(doc, item.main)))
                 st.passed += 1
             except BadRecord as exc:
@@ -287,11 +285,13 @@ def _export_session(
         st.passed += keep.count(True)
         kept = [(t, p, r) for (t, p), r, k in zip(prepared, traj_rows, keep, strict=True) if k]
         kept_leaves = {t.leaf_id for t, _, _ in kept}
-        leaf_msgs = {t.leaf_id: m for (t, _), m, k in zip(prepared, anchored, keep, strict=True) if k}
+        leaf_msgs = {
+            t.leaf_id: m for (t, _), m, k in zip(prepared, anchored, keep, strict=True) if k
+        }
         pair_stats = PairStats()
 
         def prompt_of(fork: str) -> tuple[list[dict[str, Any]], Any]:
-            _, settings, doc = fork_prompt(session, fork)
+            doc, settings = fork_prompt(session, fork)
             spilled, media = spill_media(doc)
             write_media(atif_dir, media)
             return [m for m, _ in document_messages(spilled, settings.instructions)], settings

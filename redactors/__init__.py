@@ -82,7 +82,9 @@ def build_redactor(
     rules.extend(custom_rule(spec) for spec in custom)
     if "home_paths_v1" in names:
         rules.append(HomePaths.of(home))
-    return Redactor(rules, environment="environment_v1" in names)  # type: ignore[arg-type]
+    return Redactor(  # type: ignore[arg-type]
+        rules, environment="environment_v1" in names, no_passthrough="no_passthrough_v1" in names
+    )
 
 
 def count_placeholders(text: str) -> dict[str, int]:

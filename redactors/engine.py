@@ -20,7 +20,8 @@ from trajset.pipeline.session import Entry, Session
 from trajset.schemas.session import validate_entry, validate_header
 
 from .base import Placeholders
-from .environment import strip_environment
+from .environment import strip_environment, strip_environment_doc
+from .no_passthrough import strip_raw_items
 
 JSON = Any
 
@@ -82,11 +83,18 @@ class TreeReport:
 
 
 class Redactor:
-    """A configured set of string rules plus the tree-level ``environment`` switch."""
+    """A configured set of string rules plus the ``environment`` and ``no_passthrough`` switches."""
 
-    def __init__(self, rules: Sequence[StringRule], *, environment: bool = False) -> None:
+    def __init__(
+        self,
+        rules: Sequence[StringRule],
+        *,
+        environment: bool = False,
+        no_passthrough: bool = False,
+    ) -> None:
         self.rules = list(rules)
         self.environment = environment
+        self.no_passthrough = no_passthrough
         # One search decides whether any rule can fire; most strings stop there. (Collecting
         # which triggers fired with finditer measured twice as slow: it must scan the whole string.)
         triggers = [r.trigger for r in self.rules]
@@ -98,7 +106,7 @@ class Redactor:
 
     @property
     def active(self) -> bool:
-        return bool(self.rules) or self.environment
+        return bool(self.rules) or self.environment or self.no_passthrough
 
     def text(self, value: str, placeholders: Placeholders) -> str:
         if len(value) < MIN_LENGTH or (self._any is not None and self._any.search(value) is None):
@@ -153,6 +161,15 @@ class Redactor:
         return Session(
             header_model, new_header, entries, session.source, session.truncation
         ), report
+
+    def document(self, doc: JSON) -> dict[str, int]:
+        """The document-level rules, in place: what each removed (the tree-level pass ran earlier)."""
+        removed: dict[str, int] = {}
+        if self.no_passthrough:
+            removed["no_passthrough"] = strip_raw_items(doc)
+        if self.environment:
+            removed["environment"] = strip_environment_doc(doc)
+        return removed
 
     def plain_text(self, value: str) -> str:
         """Redact a string built outside the tree (error messages, paths); placeholders numbered apart."""
