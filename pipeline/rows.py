@@ -389,10 +389,7 @@ def preference_rows(
     return rows
 
 
-def fork_prompt(
-    session: Session, fork: str
-) -> tuple[list[tuple[dict[str, JSON], str]], Settings, dict[str, JSON]]:
-    """The context at ``fork`` as a document, its messages and its settings."""
+def fork_prompt(session: Session, fork: str) -> tuple[dict[str, JSON], Settings]:
+    """The context at ``fork`` as a document (media not yet spilled) and its settings."""
     ctx = build_context(session.path(fork))
-    doc = to_atif(Trajectory(session, fork, ctx, main=False))
-    return document_messages(doc, ctx.settings.instructions), ctx.settings, doc
+    return to_atif(Trajectory(session, fork, ctx, main=False)), ctx.settings

@@ -157,8 +157,8 @@ def test_pair_count_formula_on_generated_trees(b) -> None:  # type: ignore[no-un
     }
 
     def prompt_of(fork: str):  # type: ignore[no-untyped-def]
-        msgs, settings_, _ = fork_prompt(s, fork)
-        return [m for m, _ in msgs], settings_
+        doc, settings_ = fork_prompt(s, fork)
+        return [m for m, _ in document_messages(doc, settings_.instructions)], settings_
 
     stats = PairStats()
     rows = preference_rows(s, TreeIndex(s), [], leaf_msgs, prompt_of, stats)
