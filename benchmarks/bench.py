@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from corpus import build_corpus
 
-from trajset.pipeline.export import ExportOptions, run_export
+from trajset.pipeline import ExportOptions, RunOptions, run_export
 
 
 def one_run(
@@ -34,7 +34,7 @@ def one_run(
 ) -> tuple[float, int, dict[str, float]]:
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    run = run_export([store], out, ExportOptions(redact=redact), workers=workers)
+    run = run_export([store], out, ExportOptions(redact=redact), RunOptions(workers=workers))
     seconds = time.perf_counter() - start
     return seconds, run.bytes_read, {k: round(v.seconds, 3) for k, v in run.stats.stages.items()}
 
@@ -44,8 +44,8 @@ def peak_rss_mb(store: Path, out: Path) -> float:
     shutil.rmtree(out, ignore_errors=True)
     code = (
         "import resource,sys;from pathlib import Path;"
-        "from trajset.pipeline.export import ExportOptions, run_export;"
-        f"run_export([Path({str(store)!r})], Path({str(out)!r}), ExportOptions(), workers=1);"
+        "from trajset.pipeline import ExportOptions, RunOptions, run_export;"
+        f"run_export([Path({str(store)!r})], Path({str(out)!r}), ExportOptions(), RunOptions(workers=1));"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
     )
     out_text = subprocess.run(

@@ -1,23 +1,50 @@
 """trajset: agent session stores to ATIF trajectories and training datasets.
 
-The public surface is small: ``read_session`` and ``Session`` (the one
-in-memory model), ``build_context`` and ``request_hash`` (the reference
-context algorithm), and the ``trajset`` command line (``trajset.pipeline.cli``).
-"""
+The public surface is small:
 
-from .context import Context, Settings, build_context, canonical_request, request_hash
-from .session import Entry, Session, read_session
+* ``run_export(stores, out, ExportOptions(...), RunOptions(...))``: the whole export;
+* ``read_store`` / ``read_session`` and ``Session``: the one in-memory model;
+* ``trajectories``, ``to_atif``, ``items``, ``items_from``: the reference mapping;
+* ``build_context``, ``canonical_request``, ``request_hash``: the context algorithm;
+* the ``trajset`` command line (``trajset.pipeline.cli``).
+"""
 
 __version__ = "0.1.0"
 
+from trajset.schemas.context import Context, Settings
+from trajset.schemas.records import Trajectory
+from trajset.schemas.session import Entry, Session
+
+from .atif import AtifOptions, items, items_from, session_documents, to_atif
+from .export import run_export
+from .options import ExportOptions, Mode, RunOptions
+from .stages import export_session
+from .stores import discover, read_session, read_store, sample_store
+from .tree import build_context, canonical_request, request_hash, trajectories
+
 __all__ = [
+    "AtifOptions",
     "Context",
     "Entry",
+    "ExportOptions",
+    "Mode",
+    "RunOptions",
     "Session",
     "Settings",
+    "Trajectory",
     "__version__",
     "build_context",
     "canonical_request",
+    "discover",
+    "export_session",
+    "items",
+    "items_from",
     "read_session",
+    "read_store",
     "request_hash",
+    "run_export",
+    "sample_store",
+    "session_documents",
+    "to_atif",
+    "trajectories",
 ]

@@ -13,8 +13,10 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from .context import canonical_request, request_context, request_hash
-from .session import Session, read_session_text
+from trajset.schemas.session import Session
+
+from .stores.agentsession import read_session_text
+from .tree.context import canonical_request, request_context, request_hash
 
 JSON = Any
 

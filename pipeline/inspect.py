@@ -11,11 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .context import build_context, verify_response
+from trajset.schemas.entries import CompactionEntry
+from trajset.schemas.session import Session
+
 from .errors import ContextError, UnitFailed
-from .records import verify_records
-from .session import Session
-from .stores import discover
+from .stores import discover, load_unit
+from .tree.context import build_context, verify_response
+from .tree.lifecycle import verify_records
 
 JSON = Any
 
@@ -39,9 +41,9 @@ def session_report(session: Session) -> dict[str, JSON]:
         "current_leaf": session.current_leaf(),
         "main_leaf": session.last_id(),
         "compactions": [
-            {"entry_id": e.id, "first_kept": e.body.first_kept}  # type: ignore[attr-defined]
+            {"entry_id": e.id, "first_kept": e.body.first_kept}
             for e in session.entries
-            if e.type == "compaction"
+            if isinstance(e.body, CompactionEntry)
         ],
         "truncated": None,
         "problems": problems,
@@ -56,7 +58,7 @@ def inspect_store(stores: list[Path]) -> list[dict[str, JSON]]:
     reports = []
     for unit in discover(stores):
         try:
-            reports.append(session_report(unit.load()))
+            reports.extend(session_report(s) for s in load_unit(unit))
         except UnitFailed as exc:
             reports.append({"source": unit.label, "error": str(exc)})
     return reports
@@ -108,12 +110,13 @@ def verify_store(stores: list[Path]) -> tuple[list[str], int]:
     failed = 0
     for unit in discover(stores):
         try:
-            session = unit.load()
+            sessions = load_unit(unit)
         except UnitFailed as exc:
             out.append(f"{exc}")
             failed += 1
             continue
-        lines, n = verify_session(session)
-        out.extend(lines)
-        failed += n
+        for session in sessions:
+            lines, n = verify_session(session)
+            out.extend(lines)
+            failed += n
     return out, failed

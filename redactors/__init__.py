@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from trajset.pipeline.errors import UsageError
-
 from . import detectors, pii
-from .base import PLACEHOLDER_RE, Placeholders, Rule, base_name
+from .base import PLACEHOLDER_RE, Placeholders, Rule, RuleError, base_name
 from .custom import custom_rule
 from .engine import Redactor, TreeReport
 from .home_paths import HomePaths
@@ -53,7 +51,7 @@ def resolve(name: str) -> list[str]:
     )
     if versions:
         return [versions[-1]]
-    raise UsageError(
+    raise RuleError(
         f"unknown redaction rule {name!r}; valid: {', '.join(sorted({base_name(n) for n in names}))}"
         f" or a group ({', '.join(GROUPS)})"
     )
@@ -102,6 +100,7 @@ __all__ = [
     "Placeholders",
     "Redactor",
     "Rule",
+    "RuleError",
     "TreeReport",
     "all_names",
     "build_redactor",

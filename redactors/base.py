@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:([a-z0-9_]+):(\d+)\]")
 
 
+class RuleError(ValueError):
+    """An unknown rule name or a custom rule that cannot be used; the message says how to fix it."""
+
+
 def base_name(name: str) -> str:
     """``github_token_v1`` -> ``github_token`` (the placeholder names the rule, not its version)."""
     return re.sub(r"_v\d+$", "", name)

@@ -9,25 +9,23 @@ from __future__ import annotations
 
 import re
 
-from trajset.pipeline.errors import UsageError
-
-from .base import Rule
+from .base import Rule, RuleError
 
 
 def custom_rule(spec: dict[str, object]) -> Rule:
     name, pattern = spec.get("name"), spec.get("pattern")
     if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9_]+_v\d+", name):
-        raise UsageError(
+        raise RuleError(
             f"custom redaction rule needs a versioned name like 'ticket_id_v1', got {name!r}"
         )
     if not isinstance(pattern, str) or not pattern:
-        raise UsageError(f"custom redaction rule {name} needs a pattern")
+        raise RuleError(f"custom redaction rule {name} needs a pattern")
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
-        raise UsageError(f"custom redaction rule {name}: bad pattern: {exc}") from None
+        raise RuleError(f"custom redaction rule {name}: bad pattern: {exc}") from None
     if compiled.search("[REDACTED:x:1]") or compiled.search(""):
-        raise UsageError(
+        raise RuleError(
             f"custom redaction rule {name} matches placeholders or empty text; make it specific"
         )
     group: int | str = "secret" if "secret" in compiled.groupindex else 0

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from trajset.pipeline.session import Entry, Session
-from trajset.schemas.session import validate_entry, validate_header
+from trajset.schemas.entries import validate_entry
+from trajset.schemas.session import Entry, Session, validate_header
 
 from .base import Placeholders
 from .environment import strip_environment, strip_environment_doc
@@ -158,9 +158,7 @@ class Redactor:
         header_model = (
             session.header if new_header is session.header_raw else validate_header(new_header)
         )
-        return Session(
-            header_model, new_header, entries, session.source, session.truncation
-        ), report
+        return session.replace(header_model, new_header, entries), report
 
     def document(self, doc: JSON) -> dict[str, int]:
         """The document-level rules, in place: what each removed (the tree-level pass ran earlier)."""

@@ -1,44 +1,29 @@
-"""Agent Session Format 0.2: header and entry models (specs/agentsession.md §2).
+"""A session in memory: the header, the entries and the tree they form (specs/agentsession.md §2-§3).
 
-Every model keeps unknown members (``extra="allow"``); the reader also keeps
-each line's parsed object (``Entry.raw``), so a session written back is
-JSON-equal to the one read, extension entries and items included.
-``validate_entry`` is the one place that decides whether a line decodes.
+``Session`` is the one model every store reader converts into (DESIGN §2):
+the header, the entries in file order with their typed bodies, where the
+session came from (``source``, ``source_format``), and the tree helpers
+(children, path, leaves, forks, labels, name, current leaf).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from datetime import datetime
-from typing import Any, ClassVar
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import ValidationError, field_validator
 
-from .openresponses import encode_item
+from .entries import EntryUnion, InfoEntry, LabelEntry, Model
+from .timestamps import parse_rfc3339
 
 JSON = Any
 
 FORMAT = "agentsession/0.2"
 FORMAT_RE = re.compile(r"^agentsession/(\d+)\.(\d+)$")
-RFC3339_RE = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
-)
-
-
-def parse_rfc3339(value: str) -> datetime:
-    """Parse an RFC 3339 timestamp (any fraction length); ``ValueError`` otherwise."""
-    m = RFC3339_RE.match(value) if isinstance(value, str) else None
-    if not m:
-        raise ValueError(f"not an RFC 3339 timestamp: {value!r}")
-    frac = (m.group(7) or "")[:7].ljust(7, "0")[1:] if m.group(7) else "000000"
-    zone = m.group(8)
-    zone = "+00:00" if zone in ("Z", "z") else zone
-    text = f"{m.group(1)}-{m.group(2)}-{m.group(3)}T{m.group(4)}:{m.group(5)}:{m.group(6)}.{frac}{zone}"
-    return datetime.fromisoformat(text)
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
 
 
 class Harness(Model):
@@ -97,282 +82,6 @@ class Header(Model):
         return v
 
 
-# --------------------------------------------------------------------------- entries
-
-
-class EntryBody(Model):
-    """Envelope members shared by every entry."""
-
-    type: str
-    id: str
-    parent: str | None
-    ts: str
-
-    known: ClassVar[tuple[str, ...]] = ()
-
-    @field_validator("id")
-    @classmethod
-    def _id(cls, v: str) -> str:
-        if not v:
-            raise ValueError("entry has no id")
-        return v
-
-    @field_validator("ts")
-    @classmethod
-    def _ts(cls, v: str) -> str:
-        parse_rfc3339(v)
-        return v
-
-    def unknown_members(self) -> dict[str, JSON]:
-        return dict(sorted((self.model_extra or {}).items()))
-
-
-def _item(v: JSON) -> JSON:
-    encode_item(v)  # raises ValueError when a known item type does not decode
-    return v
-
-
-class ItemEntry(EntryBody):
-    item: dict[str, JSON]
-    response: str | None = None
-    visible: bool | None = None
-
-    @field_validator("item")
-    @classmethod
-    def _check_item(cls, v: JSON) -> JSON:
-        return _item(v)
-
-
-class ResponseEntry(EntryBody):
-    response_id: str
-    model: str | None = None
-    status: str
-    usage: dict[str, JSON] | None = None
-    incomplete: dict[str, JSON] | None = None
-    error: dict[str, JSON] | None = None
-    request_hash: str | None = None
-    latency_ms: int | None = None
-
-
-class ConfigEntry(EntryBody):
-    model: str | None = None
-    instructions: str | None = None
-    reasoning: dict[str, JSON] | None = None
-    text: dict[str, JSON] | None = None
-    tools_added: list[JSON] | None = None
-    tools_removed: list[str] | None = None
-    extra: dict[str, JSON] | None = None
-    replace: bool | None = None
-
-    known: ClassVar[tuple[str, ...]] = (
-        "model",
-        "instructions",
-        "reasoning",
-        "text",
-        "tools_added",
-        "tools_removed",
-        "extra",
-        "replace",
-    )
-
-
-class CompactionEntry(EntryBody):
-    first_kept: str
-    summary: dict[str, JSON]
-    config: dict[str, JSON]
-    tokens_before: int | None = None
-    usage: dict[str, JSON] | None = None
-
-    @field_validator("summary")
-    @classmethod
-    def _check_summary(cls, v: JSON) -> JSON:
-        return _item(v)
-
-
-class BranchSummaryEntry(EntryBody):
-    from_: str = ""
-    summary: dict[str, JSON]
-    usage: dict[str, JSON] | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from(cls, data: JSON) -> JSON:
-        if isinstance(data, dict):
-            if not isinstance(data.get("from"), str):
-                raise ValueError("branch_summary needs a string from")
-            data = {**data, "from_": data["from"]}
-            data.pop("from")
-        return data
-
-    @field_validator("summary")
-    @classmethod
-    def _check_summary(cls, v: JSON) -> JSON:
-        return _item(v)
-
-
-class RunEntry(EntryBody):
-    run_id: str
-    phase: str
-    source: str | None = None
-    reason: str | None = None
-    ref: str | None = None
-    pending: list[str] | None = None
-
-    @model_validator(mode="after")
-    def _rules(self) -> RunEntry:
-        if not self.run_id:
-            raise ValueError("run needs a run_id")
-        if self.phase == "start":
-            if not self.source:
-                raise ValueError("run start needs a source")
-        elif self.phase == "end":
-            if not self.reason:
-                raise ValueError("run end needs a reason")
-        else:
-            raise ValueError(f"run phase must be start or end, got {self.phase!r}")
-        return self
-
-
-class DispatchEntry(EntryBody):
-    call_id: str
-    target: str
-
-    @model_validator(mode="after")
-    def _rules(self) -> DispatchEntry:
-        if not self.call_id or not self.target:
-            raise ValueError("dispatch needs call_id and target")
-        return self
-
-
-VERDICTS = ("proceed", "reject", "hold")
-
-
-class DecisionEntry(EntryBody):
-    call_id: str
-    target: str
-    verdict: str
-    by: str | None = None
-    reason: str | None = None
-
-    @model_validator(mode="after")
-    def _rules(self) -> DecisionEntry:
-        if not self.call_id or not self.target:
-            raise ValueError("decision needs call_id and target")
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"decision verdict must be one of {', '.join(VERDICTS)}")
-        if self.verdict == "reject" and not self.reason:
-            raise ValueError("a reject decision needs a reason")
-        return self
-
-    @property
-    def has_args(self) -> bool:
-        return "args" in (self.model_extra or {})
-
-
-class LabelEntry(EntryBody):
-    target: str
-    label: str | None = None
-
-
-class InfoEntry(EntryBody):
-    name: str | None = None
-    known: ClassVar[tuple[str, ...]] = ("name",)
-
-
-class EnvEntry(EntryBody):
-    cwd: str | None = None
-    vcs: dict[str, JSON] | None = None
-    files: dict[str, JSON] | None = None
-    tools: dict[str, JSON] | None = None
-    workspace: dict[str, JSON] | None = None
-
-
-class OutcomeEntry(EntryBody):
-    kind: str
-    target: str | None = None
-    score: float | None = None
-    pass_: bool | None = None
-    label: str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _pass(cls, data: JSON) -> JSON:
-        if isinstance(data, dict) and "pass" in data:
-            data = dict(data)
-            data["pass_"] = data.pop("pass")
-        return data
-
-    @field_validator("kind")
-    @classmethod
-    def _kind(cls, v: str) -> str:
-        if not v:
-            raise ValueError("outcome needs a kind")
-        return v
-
-
-class LinkEntry(EntryBody):
-    rel: str
-    session: str
-    call_id: str | None = None
-
-    @model_validator(mode="after")
-    def _rules(self) -> LinkEntry:
-        if not self.rel or not self.session:
-            raise ValueError("link needs rel and session")
-        return self
-
-
-class CustomEntry(EntryBody):
-    ns: str
-
-    @field_validator("ns")
-    @classmethod
-    def _ns(cls, v: str) -> str:
-        if not v:
-            raise ValueError("custom needs an ns")
-        return v
-
-
-class ExtensionEntry(EntryBody):
-    """Any type this reader does not know (``ns:name`` or otherwise)."""
-
-
-ENTRY_MODELS: dict[str, type[EntryBody]] = {
-    "item": ItemEntry,
-    "response": ResponseEntry,
-    "config": ConfigEntry,
-    "compaction": CompactionEntry,
-    "branch_summary": BranchSummaryEntry,
-    "run": RunEntry,
-    "dispatch": DispatchEntry,
-    "decision": DecisionEntry,
-    "label": LabelEntry,
-    "info": InfoEntry,
-    "env": EnvEntry,
-    "outcome": OutcomeEntry,
-    "link": LinkEntry,
-    "custom": CustomEntry,
-}
-
-
-def validate_entry(raw: JSON) -> EntryBody:
-    """Decode one entry line's object; ``ValueError`` with a short reason when it does not."""
-    if not isinstance(raw, dict):
-        raise ValueError("entry line is not a JSON object")
-    for member in ("type", "id", "ts"):
-        if member not in raw:
-            raise ValueError(f"entry has no {member}")
-    if "parent" not in raw:
-        raw = {**raw, "parent": None}
-    kind = raw["type"]
-    model = ENTRY_MODELS.get(kind, ExtensionEntry) if isinstance(kind, str) else EntryBody
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        raise ValueError(f"{kind}: {where}: {msg}" if where else f"{kind}: {msg}") from None
 
 
 def validate_header(raw: JSON) -> Header:
@@ -385,3 +94,144 @@ def validate_header(raw: JSON) -> Header:
         where = ".".join(str(p) for p in err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
         raise ValueError(f"header {where}: {msg}" if where else f"header: {msg}") from None
+
+
+@dataclass(slots=True)
+class Entry:
+    """One entry: the parsed line (``raw``, original member order) and its typed body."""
+
+    raw: dict[str, JSON]
+    body: EntryUnion
+    line: int
+    index: int
+
+    @property
+    def id(self) -> str:
+        return self.body.id
+
+    @property
+    def parent(self) -> str | None:
+        return self.body.parent or None
+
+    @property
+    def type(self) -> str:
+        return self.body.type
+
+
+@dataclass(slots=True)
+class Truncation:
+    """The final line that did not decode: kept out of the session, reported."""
+
+    line: int
+    text: str
+    reason: str
+
+
+@dataclass
+class Session:
+    """One session tree; ``source_format`` names the store it was converted from."""
+
+    header: Header
+    header_raw: dict[str, JSON]
+    entries: list[Entry]
+    source: str = ""
+    truncation: Truncation | None = None
+    source_format: str = "agentsession"
+    by_id: dict[str, Entry] = field(default_factory=dict)
+    children_of: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_id = {e.id: e for e in self.entries}
+        self.children_of = {}
+        for e in self.entries:
+            self.children_of.setdefault(e.parent or "", []).append(e.id)
+
+    def replace(self, header: Header, header_raw: dict[str, JSON], entries: list[Entry]) -> Session:
+        """The same session with new content (redaction); source and truncation kept."""
+        return Session(
+            header, header_raw, entries, self.source, self.truncation, self.source_format
+        )
+
+    # -- tree helpers (spec §3.3) ---------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return self.header.id
+
+    def children(self, entry_id: str | None) -> list[str]:
+        """Children in file order; ``None``/``""`` gives the roots."""
+        return self.children_of.get(entry_id or "", [])
+
+    def roots(self) -> list[str]:
+        return self.children("")
+
+    def path(self, entry_id: str) -> list[Entry]:
+        """Root first, ``entry_id`` last."""
+        out: list[Entry] = []
+        cur: str | None = entry_id
+        while cur:
+            e = self.by_id[cur]
+            out.append(e)
+            cur = e.parent
+        out.reverse()
+        return out
+
+    def leaves(self) -> list[str]:
+        """Every childless entry, in file order."""
+        return [e.id for e in self.entries if e.id not in self.children_of]
+
+    def forks(self) -> list[str]:
+        """Entries with two or more children (roots are never a fork)."""
+        return [e.id for e in self.entries if len(self.children_of.get(e.id, ())) >= 2]
+
+    def labels(self) -> dict[str, str]:
+        """Session-wide label map: replay ``label`` entries, ``null`` clears."""
+        out: dict[str, str] = {}
+        for e in self.entries:
+            if isinstance(e.body, LabelEntry):
+                if e.body.label is None:
+                    out.pop(e.body.target, None)
+                else:
+                    out[e.body.target] = e.body.label
+        return out
+
+    def name(self) -> str:
+        """Name of the last ``info`` entry with a non-empty name."""
+        for e in reversed(self.entries):
+            if isinstance(e.body, InfoEntry) and e.body.name:
+                return e.body.name
+        return ""
+
+    def last_id(self) -> str:
+        return self.entries[-1].id if self.entries else ""
+
+    def current_leaf(self) -> str:
+        """The reserved ``leaf`` label's target when in force, else the last entry."""
+        leaf = ""
+        for e in self.entries:
+            if not isinstance(e.body, LabelEntry):
+                continue
+            target, label = e.body.target, e.body.label
+            if label == "leaf" and target in self.by_id:
+                leaf = target
+            elif label is None and target == leaf:
+                leaf = ""
+        return leaf or self.last_id()
+
+    def subtree_ids(self, entry_id: str) -> Iterator[str]:
+        stack = [entry_id]
+        while stack:
+            cur = stack.pop()
+            yield cur
+            stack.extend(self.children_of.get(cur, ()))
+
+    # -- writing -----------------------------------------------------------------
+
+    def lines(self) -> Iterator[str]:
+        """The session as JSONL lines (header first), JSON-equal to what was read."""
+        yield json.dumps(self.header_raw, ensure_ascii=False, separators=(",", ":"))
+        for e in self.entries:
+            yield json.dumps(e.raw, ensure_ascii=False, separators=(",", ":"))
+
+    def write(self, path: Path) -> None:
+        path.write_text("".join(line + "\n" for line in self.lines()), encoding="utf-8")

@@ -150,19 +150,3 @@ ERRORS = pa.schema(
         pa.field("message", pa.string()),
     ]
 )
-
-TABLES: dict[str, pa.Schema] = {
-    "trajectories": TRAJECTORIES,
-    "steps": STEPS,
-    "outcomes": OUTCOMES,
-    "preferences": PREFERENCES,
-    "errors": ERRORS,
-}
-
-#: the dataset configs (errors.parquet sits at the top level, not a config)
-CONFIGS = ("trajectories", "steps", "outcomes", "preferences")
-
-
-def schema_json(name: str) -> list[dict[str, object]]:
-    """A table's columns as JSON (name, Arrow type, nullable), for ``trajset schema``."""
-    return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in TABLES[name]]

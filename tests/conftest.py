@@ -1,4 +1,4 @@
-"""Shared fixtures: the upstream fixture folder (skipped when absent), the CLI runner, sessions in tmp_path."""
+"""Shared fixtures: the vendored upstream data, the CLI runner, Hypothesis settings."""
 
 from __future__ import annotations
 
@@ -13,25 +13,18 @@ from typer.testing import CliRunner
 settings.register_profile("trajset", deadline=None, derandomize=bool(os.environ.get("CI")))
 settings.load_profile("trajset")
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
-
-
-def _fixtures() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip(
-            "upstream fixtures not found at ../shared/fixtures (they are not part of the repository)"
-        )
-    return SHARED
+DATA = Path(__file__).resolve().parent / "data"
+UPSTREAM = DATA / "upstream"  # byte copies of the upstream fixtures, each folder with SOURCE.md
 
 
 @pytest.fixture
 def fixtures() -> Path:
-    return _fixtures()
+    return UPSTREAM
 
 
 @pytest.fixture
-def agentsession_data(fixtures: Path) -> Path:
-    return fixtures / "agentsession" / "testdata"
+def agentsession_data() -> Path:
+    return UPSTREAM / "agentsession" / "testdata"
 
 
 @pytest.fixture
@@ -41,9 +34,6 @@ def runner() -> CliRunner:
 
 def session_file(name: str) -> Path:
     """Path of a fixture session by base name (``basic`` -> sessions/v0.4/basic.jsonl)."""
-    base = _fixtures() / "agentsession" / "testdata" / "sessions"
-    return (
-        base / "v0.4" / f"{name}.jsonl"
-        if (base / "v0.4" / f"{name}.jsonl").exists()
-        else base / f"{name}.jsonl"
-    )
+    base = UPSTREAM / "agentsession" / "testdata" / "sessions"
+    v04 = base / "v0.4" / f"{name}.jsonl"
+    return v04 if v04.exists() else base / f"{name}.jsonl"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from trajset.pipeline import build_context, read_session
-from trajset.pipeline.context import request_context
+from trajset.pipeline.tree.context import request_context
 from trajset.pipeline.errors import ContextError
 
 from .conftest import session_file

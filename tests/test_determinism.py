@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trajset.pipeline.export import ExportOptions, run_export
-from trajset.pipeline.stores import sample_store
+from trajset.pipeline import ExportOptions, Mode, RunOptions, run_export
+from trajset.pipeline import sample_store
 
 DATA_DIRS = ("atif", "data")
 
@@ -23,9 +23,9 @@ def _data_files(root: Path) -> dict[str, bytes]:
 
 def test_two_exports_are_byte_identical_across_worker_counts(tmp_path: Path) -> None:
     opts = ExportOptions()
-    run_export([sample_store()], tmp_path / "a", opts, workers=1)
-    run_export([sample_store()], tmp_path / "b", opts, workers=1)
-    run_export([sample_store()], tmp_path / "c", opts, workers=2)
+    run_export([sample_store()], tmp_path / "a", opts, RunOptions(workers=1))
+    run_export([sample_store()], tmp_path / "b", opts, RunOptions(workers=1))
+    run_export([sample_store()], tmp_path / "c", opts, RunOptions(workers=2))
     a = _data_files(tmp_path / "a")
     assert len(a) >= 9
     assert a == _data_files(tmp_path / "b") == _data_files(tmp_path / "c")
@@ -33,7 +33,7 @@ def test_two_exports_are_byte_identical_across_worker_counts(tmp_path: Path) -> 
 
 def test_resume_skips_finished_units_and_gives_the_same_files(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    first = run_export([sample_store()], out, ExportOptions(), workers=1)
+    first = run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
     before = _data_files(out)
     # Simulate a run killed midway: half the units lost their marker and their documents.
     markers = sorted((out / ".trajset" / "units").glob("*.json"))
@@ -41,7 +41,7 @@ def test_resume_skips_finished_units_and_gives_the_same_files(tmp_path: Path) ->
         for name in json.loads(m.read_text())["documents"]:
             (out / "atif" / name).unlink()
         m.unlink()
-    again = run_export([sample_store()], out, ExportOptions(), workers=1, mode="resume")
+    again = run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume))
     assert _data_files(out) == before
     assert again.stats.counts == first.stats.counts
     assert not list(out.rglob("*.tmp"))

@@ -9,10 +9,18 @@ from typing import Any
 
 import pytest
 
-from trajset.pipeline import read_session
-from trajset.pipeline.atif import AtifOptions, items, items_from, session_documents, to_atif
-from trajset.pipeline.stores import SessionIndex, discover, sample_store
-from trajset.pipeline.trajectories import Trajectory, trajectories
+from trajset.pipeline import (
+    AtifOptions,
+    Trajectory,
+    items,
+    items_from,
+    read_session,
+    read_store,
+    sample_store,
+    session_documents,
+    to_atif,
+    trajectories,
+)
 from trajset.schemas.atif import validate_document
 
 from .conftest import session_file
@@ -72,13 +80,11 @@ def _all_fixture_documents() -> list[dict]:
     docs = []
     for name in FIXTURE_SESSIONS:
         docs.extend(_docs(session_file(name)))
-    units = discover([sample_store()])
-    index = SessionIndex(units)
-    for u in units:
+    sessions = read_store(sample_store())
+    by_id = {s.id: s for s in sessions}
+    for s in sessions:
         docs.extend(
-            d
-            for d in session_documents(u.load(), AtifOptions(subsessions=index.resolve))
-            if isinstance(d, dict)
+            d for d in session_documents(s, AtifOptions(subsessions=by_id)) if isinstance(d, dict)
         )
     return docs
 
@@ -136,10 +142,9 @@ def test_items_from_rebuilds_calls_and_outputs(fixtures: Path) -> None:
 
 
 def test_subsession_is_embedded_when_found_in_the_store() -> None:
-    units = discover([sample_store()])
-    index = SessionIndex(units)
-    parent = next(u.load() for u in units if u.label.endswith("a004.jsonl"))
-    [doc] = session_documents(parent, AtifOptions(subsessions=index.resolve))
+    sessions = read_store(sample_store())
+    parent = next(s for s in sessions if s.source.endswith("a004.jsonl"))
+    [doc] = session_documents(parent, AtifOptions(subsessions={s.id: s for s in sessions}))
     assert isinstance(doc, dict)
     [sub] = doc["subagent_trajectories"]
     assert sub["trajectory_id"].endswith("/r0000001")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from trajset.pipeline import read_session, request_hash
-from trajset.pipeline.context import verify_response
+from trajset.pipeline.tree.context import verify_response
 from trajset.pipeline.jsonio import canonical
 
 from .conftest import session_file
@@ -36,7 +36,7 @@ def test_every_recorded_request_hash_verifies(agentsession_data: Path, name: str
 
 def test_a_changed_item_breaks_the_hash(agentsession_data: Path) -> None:
     text = session_file("basic").read_text().replace("What is 2+2?", "What is 2+3?")
-    from trajset.pipeline.session import read_session_text
+    from trajset.pipeline.stores import read_session_text
 
     session = read_session_text(text)
     assert verify_response(session, "r0000001").status == "mismatch"

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from trajset.pipeline.atif import to_atif
 from trajset.pipeline.jsonio import canonical
-from trajset.pipeline.preferences import parse_policy
-from trajset.pipeline.session import read_session_text
-from trajset.pipeline.trajectories import Trajectory, trajectories
+from trajset.pipeline.tree import parse_policy
+from trajset.pipeline.stores import read_session_text
+from trajset.pipeline import Trajectory, trajectories
 from trajset.schemas.atif import validate_document
 
 from .strategies import sessions

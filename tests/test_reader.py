@@ -8,7 +8,7 @@ import pytest
 
 from trajset.pipeline import read_session
 from trajset.pipeline.errors import SessionReadError
-from trajset.pipeline.session import read_session_text
+from trajset.pipeline.stores import read_session_text
 
 from .conftest import session_file
 

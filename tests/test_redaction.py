@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from trajset.pipeline.builder import SessionBuilder
 from trajset.pipeline.cli import app
-from trajset.pipeline.export import ExportOptions, run_export
-from trajset.redactors import GROUPS, build_redactor, resolve, selected_rules
+from trajset.pipeline import ExportOptions, RunOptions, run_export
+from trajset.redactors import GROUPS, RuleError, build_redactor, resolve, selected_rules
 from trajset.redactors.base import Placeholders
 
 RNG = random.Random(20261130)
@@ -251,8 +251,8 @@ def test_clean_corpus_is_untouched(tmp_path: Path) -> None:
     store = tmp_path / "store"
     store.mkdir()
     (store / "clean.jsonl").write_text(_clean_session().text())
-    run_export([store], tmp_path / "red", ExportOptions(redact=True), workers=1)
-    run_export([store], tmp_path / "raw", ExportOptions(redact=False), workers=1)
+    run_export([store], tmp_path / "red", ExportOptions(redact=True), RunOptions(workers=1))
+    run_export([store], tmp_path / "raw", ExportOptions(redact=False), RunOptions(workers=1))
     for folder in ("atif", "data"):
         red = {
             p.relative_to(tmp_path / "red"): p.read_bytes()
@@ -309,9 +309,7 @@ def test_same_value_same_placeholder_and_no_plaintext() -> None:
 
 
 def test_unknown_rule_lists_the_valid_ones(runner: CliRunner, tmp_path: Path) -> None:
-    from trajset.pipeline.errors import UsageError
-
-    with pytest.raises(UsageError, match=r"valid: .*email"):
+    with pytest.raises(RuleError, match=r"valid: .*email"):
         resolve("emails")
     assert resolve("email") == ["email_v1"] and "phone_v1" in resolve("pii") and GROUPS["all"]
     result = runner.invoke(app, ["export", "--out", str(tmp_path / "o"), "--redact", "nope"])
@@ -356,7 +354,7 @@ def test_environment_and_no_passthrough(tmp_path: Path) -> None:
     (store / "p.jsonl").write_text(planted_session(planted_values()).text())
     out = tmp_path / "o"
     names = selected_rules(["environment", "no_passthrough"])
-    run_export([store], out, ExportOptions(redact_rules=tuple(names)), workers=1)
+    run_export([store], out, ExportOptions(redact_rules=tuple(names)), RunOptions(workers=1))
     doc = json.loads((out / "atif" / "planted-1.json").read_text())
     assert "environment" not in doc["extra"] and "cwd" not in doc["extra"]["agentsession"]
     with pytest.raises(NoRawItems):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from trajset.pipeline.stores import discover, sample_store
+from trajset.pipeline import read_store, sample_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ def test_sample_store_equals_generator_output(tmp_path: Path) -> None:
 
 
 def test_sample_store_covers_the_features() -> None:
-    sessions = [u.load() for u in discover([sample_store()])]
+    sessions = read_store(sample_store())
     types = {e.type for s in sessions for e in s.entries}
     assert {
         "item",
@@ -48,7 +48,7 @@ def test_sample_store_covers_the_features() -> None:
         "dispatch",
         "decision",
     } <= types
-    items = [e.body.item for s in sessions for e in s.entries if e.type == "item"]  # type: ignore[attr-defined]
+    items = [e.raw["item"] for s in sessions for e in s.entries if e.type == "item"]
     assert any(i["type"] == "function_call_output" for i in items)
     assert any(
         isinstance(i.get("content"), list)

@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from trajset.pipeline import read_session
+from trajset.pipeline import (
+    ExportOptions,
+    RunOptions,
+    discover,
+    read_session,
+    read_store,
+    run_export,
+    sample_store,
+)
 from trajset.pipeline.errors import SessionReadError, UsageError
-from trajset.pipeline.export import ExportOptions, run_export
-from trajset.pipeline.stores import discover, sample_store
 
 from .conftest import session_file
 
@@ -58,8 +64,8 @@ def test_sqlite_store_reads_like_the_files(agentsession_data: Path, tmp_path: Pa
     db = tmp_path / "store.db"
     make_db(db, [session_file(n) for n in names])
     units = discover([db])
-    assert [u.kind for u in units] == ["sqlite"] * 5
-    by_id = {u.key: u.load() for u in units}
+    assert [u.kind for u in units] == ["agentsession-sqlite"] * 5
+    by_id = {s.id: s for s in read_store(db)}
     for n in names:
         expected = read_session(session_file(n))
         got = by_id[expected.id]
@@ -70,7 +76,7 @@ def test_sqlite_store_reads_like_the_files(agentsession_data: Path, tmp_path: Pa
 def test_sqlite_store_exports(agentsession_data: Path, tmp_path: Path) -> None:
     db = tmp_path / "store.db"
     make_db(db, [session_file(n) for n in ["basic", "branch"]])
-    run = run_export([db], tmp_path / "out", ExportOptions(), workers=1)
+    run = run_export([db], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
     assert run.stats.counts["trajectories"] == 3
     assert not run.errors
 
@@ -93,7 +99,7 @@ def test_unreadable_units_are_accounted_for(agentsession_data: Path, tmp_path: P
     store.mkdir()
     for n in ["basic", "corrupt-middle", "duplicate-id", "truncated", "bad-first-kept"]:
         (store / f"{n}.jsonl").write_bytes(session_file(n).read_bytes())
-    run = run_export([store], tmp_path / "out", ExportOptions(), workers=1)
+    run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
     c = run.stats.counts
     assert c["sessions_read"] == 5 == c["sessions_exported"] + c["sessions_failed"]
     kinds = sorted(e.kind for e in run.errors)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +13,17 @@ import pytest
 from hypothesis import given, settings
 from typer.testing import CliRunner
 
-from trajset.pipeline.atif import to_atif
+from trajset.pipeline import (
+    ExportOptions,
+    RunOptions,
+    export_session,
+    read_store,
+    run_export,
+    sample_store,
+)
 from trajset.pipeline.cli import app
-from trajset.pipeline.export import ExportOptions, run_export
-from trajset.pipeline.preferences import TreeIndex
-from trajset.pipeline.rows import PairStats, document_messages, fork_prompt, preference_rows
-from trajset.pipeline.stores import discover, sample_store
-from trajset.pipeline.trajectories import Trajectory, trajectories
-from trajset.schemas.tables import CONFIGS, TABLES
+from trajset.pipeline.tables import CONFIGS, SCHEMAS, preferences
+from trajset.pipeline.tables.messages import step_messages
 
 from .strategies import sessions
 
@@ -29,7 +33,7 @@ ROLES = {"system", "user", "assistant", "tool"}
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("export") / "ds"
-    run_export([sample_store()], out, ExportOptions(), workers=1)
+    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
     return out
 
 
@@ -47,15 +51,15 @@ def test_load_dataset_offline_gives_exactly_the_declared_columns(
     assert sorted(get_dataset_config_names(str(exported))) == sorted(CONFIGS)
     for name in CONFIGS:
         ds = load_dataset(str(exported), name, split="train", cache_dir=str(tmp_path / "cache"))
-        assert ds.column_names == TABLES[name].names
+        assert ds.column_names == SCHEMAS[name].names
         assert ds.num_rows == pl.read_parquet(exported / "data" / name / "*.parquet").height
 
 
 def test_polars_reads_every_table_and_errors_has_its_schema(exported: Path) -> None:
     for name in CONFIGS:
-        assert pl.read_parquet(exported / "data" / name / "*.parquet").columns == TABLES[name].names
+        assert pl.read_parquet(exported / "data" / name / "*.parquet").columns == SCHEMAS[name].names
     errors = pl.read_parquet(exported / "errors.parquet")
-    assert errors.columns == TABLES["errors"].names
+    assert errors.columns == SCHEMAS["errors"].names
     assert errors["kind"].to_list() == ["truncated"] and errors["line"].to_list() == [7]
 
 
@@ -128,7 +132,7 @@ def test_preference_rows_follow_trl_rules(exported: Path) -> None:
 
 def test_pair_count_formula_and_references_on_the_sample_store(exported: Path) -> None:
     manifest = json.loads((exported / "manifest.json").read_text())
-    sessions = [u.load() for u in discover([sample_store()])]
+    sessions = read_store(sample_store())
     expected = sum((len(s.children(f)) - 1) * 2 for s in sessions for f in s.forks())
     c = manifest["counts"]
     pairs = _rows(exported, "preferences")
@@ -151,21 +155,14 @@ def test_pair_count_formula_and_references_on_the_sample_store(exported: Path) -
 @given(sessions())
 def test_pair_count_formula_on_generated_trees(b) -> None:  # type: ignore[no-untyped-def]
     s = b.session()
-    trajs = [t for t in trajectories(s) if isinstance(t, Trajectory)]
-    leaf_msgs = {
-        t.leaf_id: document_messages(to_atif(t), t.context.settings.instructions) for t in trajs
-    }
-
-    def prompt_of(fork: str):  # type: ignore[no-untyped-def]
-        doc, settings_ = fork_prompt(s, fork)
-        return [m for m, _ in document_messages(doc, settings_.instructions)], settings_
-
-    stats = PairStats()
-    rows = preference_rows(s, TreeIndex(s), [], leaf_msgs, prompt_of, stats)
+    export = export_session(s, ExportOptions(redact=False))
+    stats: Counter[str] = Counter()
+    rows = preferences.rows(export, stats)
     expected = sum((len(s.children(f)) - 1) * 2 for f in s.forks())
-    assert len(rows) == stats.built == expected - stats.dropped_identical - stats.dropped_unexported
-    assert stats.dropped_unexported == 0  # every leaf of these trees exports
-    leaves = {t.leaf_id for t in trajs}
+    dropped = stats["pairs_dropped_identical"] + stats["pairs_dropped_unexported"]
+    assert len(rows) == stats["pairs"] == expected - dropped
+    assert stats["pairs_dropped_unexported"] == 0  # every leaf of these trees exports
+    leaves = {t.trajectory.leaf_id for t in export.kept}
     assert all(r["chosen_leaf_id"] in leaves and r["rejected_leaf_id"] in leaves for r in rows)
     assert len({r["pair_id"] for r in rows}) == len(rows)
 
@@ -181,7 +178,7 @@ def test_copied_context_is_context_but_not_trainable(exported: Path) -> None:
 
 def test_where_keeps_matching_trajectories_and_their_documents(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    run = run_export([sample_store()], out, ExportOptions(where="outcome_score >= 0.5"), workers=1)
+    run = run_export([sample_store()], out, ExportOptions(where="outcome_score >= 0.5"), RunOptions(workers=1))
     rows = _rows(out, "trajectories")
     assert rows and all(r["outcome_score"] >= 0.5 for r in rows)
     assert run.stats.counts["trajectories_filtered_out"] == 8 - len(rows)
@@ -222,12 +219,10 @@ def test_validate_checks_tables_and_card(exported: Path, tmp_path: Path, runner:
 def test_schema_command_prints_the_declared_schema(runner: CliRunner, name: str) -> None:
     result = runner.invoke(app, ["schema", name])
     assert result.exit_code == 0
-    assert [c["name"] for c in json.loads(result.output)] == TABLES[name].names
+    assert [c["name"] for c in json.loads(result.output)] == SCHEMAS[name].names
 
 
 def test_deterministic_dispatch_steps_are_not_trainable() -> None:
-    from trajset.pipeline.rows import step_messages
-
     step = {
         "step_id": 1,
         "source": "agent",

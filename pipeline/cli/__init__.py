@@ -1,0 +1,53 @@
+"""The ``trajset`` command line (DESIGN §3): thin typer commands, one module per concern.
+
+Exit codes (``errors.py``, the one place they are decided): 0 success; 1
+processing failed (``--strict`` saw a bad input, ``verify`` found a
+mismatch, ``validate`` found an invalid file); 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .. import __version__
+from .export import export
+from .inspect import inspect, verify
+from .planned import convert, publish
+from .validate import schema, validate
+
+app = typer.Typer(
+    name="trajset",
+    help="Turn agent session stores into ATIF trajectories and training datasets.\n\n"
+    "Example: trajset export --out my-dataset   (exports the bundled sample store)",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+for command in (export, inspect, verify, validate, convert, publish, schema):
+    app.command()(command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"trajset {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Turn agent session stores into ATIF trajectories and training datasets."""
+
+
+def main() -> None:
+    """Console entry point."""
+    app()

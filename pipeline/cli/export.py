@@ -1,0 +1,143 @@
+"""``trajset export``: the whole run, with a progress bar on a terminal and a summary."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+
+from .. import __version__
+from ..executors import EXECUTORS
+from ..export import default_workers, run_export
+from ..options import Mode, resolve
+from ..results import RunResult
+from ..stores import STORE_KINDS, sample_store
+from ..tree.policies import spellings
+from .errors import exits, fail
+
+if TYPE_CHECKING:
+    StoreKind = str
+    ExecutorName = str
+else:
+    StoreKind = Literal[STORE_KINDS]
+    ExecutorName = Literal[tuple(EXECUTORS)]
+
+StoreArgs = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        help="Session files, folders or databases; none: the bundled sample store.",
+        show_default=False,
+    ),
+]
+
+
+def stores_or_sample(stores: list[Path] | None) -> list[Path]:
+    return list(stores) if stores else [sample_store()]
+
+
+@exits
+def export(  # noqa: PLR0913 -- one parameter per documented option
+    stores: StoreArgs = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (the dataset).")] = Path(
+        "trajset-out"
+    ),
+    store_kind: Annotated[StoreKind | None, typer.Option(help="Store kind (default: auto).")] = None,
+    prefer: Annotated[
+        list[str] | None,
+        typer.Option(help=f"{spellings()}; repeat to chain, the first decisive wins."),
+    ] = None,
+    redact: Annotated[
+        list[str] | None,
+        typer.Option(help="Add a redaction rule or group (pii, network, all) to the default set."),
+    ] = None,
+    no_redact: Annotated[
+        bool | None, typer.Option("--no-redact", help="Write the sessions unredacted.")
+    ] = None,
+    secret: Annotated[list[str] | None, typer.Option(help="A literal secret to redact.")] = None,
+    secret_env: Annotated[
+        list[str] | None, typer.Option(help="An environment variable whose value is a secret.")
+    ] = None,
+    where: Annotated[
+        str | None,
+        typer.Option(help='Keep trajectories matching a SQL filter, e.g. "outcome_score >= 0.5".'),
+    ] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: CPUs).")] = None,
+    executor: Annotated[ExecutorName | None, typer.Option(help="Executor (default: local).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on any unreadable input.")] = False,
+    mode: Annotated[Mode | None, typer.Option(help="When --out is not empty (default: error).")] = None,
+    config: Annotated[Path | None, typer.Option(help="A TOML file of options.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
+    license_id: Annotated[
+        str | None, typer.Option("--license", help="License id for the card (default: other).")
+    ] = None,
+) -> None:
+    """Export every trajectory as ATIF v1.8 plus Parquet tables, laid out as a Hugging Face dataset.
+
+    Example: trajset export ~/.agent/sessions --out my-dataset --prefer label:kept --prefer score
+    """
+    flags: dict[str, Any] = {
+        "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
+        "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
+        "workers": workers, "executor": executor, "mode": mode,
+    }  # fmt: skip
+    options, run = resolve(flags, config, default_workers())
+    bar = _ProgressBar() if not quiet and sys.stderr.isatty() else None
+    try:
+        result = run_export(
+            stores_or_sample(stores), out, options, run,
+            progress=bar.update if bar else None, version=__version__,
+        )  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.close()
+    if not quiet:
+        _summary(result, out)
+    if strict and result.errors:
+        e = result.errors[0]
+        fail(f"--strict: {e.source}{':' + str(e.line) if e.line else ''}: {e.kind}: {e.message}", 1)
+
+
+class _ProgressBar:
+    """A units progress bar on stderr (rich comes with typer)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        self._progress = Progress(
+            "export", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=Console(stderr=True), transient=True,
+        )  # fmt: skip
+        self._task = self._progress.add_task("units", total=None)
+        self._progress.start()
+
+    def update(self, done: int, total: int) -> None:
+        self._progress.update(self._task, completed=done, total=total)
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
+def _summary(run: RunResult, out: Path) -> None:
+    """The short stats table printed after an export (stderr)."""
+    c = run.stats.counts
+    rate = run.bytes_read / 1e6 / run.seconds if run.seconds else 0.0
+    rows: list[tuple[str, object]] = [
+        ("units", c["units"]),
+        ("sessions", c["sessions_read"]),
+        ("trees", c["trees"]),
+        ("trajectories", c["trajectories"]),
+        ("steps", c["steps"]),
+        ("pairs", c["pairs"]),
+        ("filtered out", c["trajectories_filtered_out"]),
+        ("errors", len(run.errors)),
+        ("MB/s", f"{rate:.2f}"),
+    ]
+    for key, n in sorted(c.items()):
+        if key.startswith("redacted/tree/"):
+            rows.append((f"redacted {key.rsplit('/', 1)[1].rsplit('_v', 1)[0]}", n))
+    typer.echo(f"wrote {out}", err=True)
+    for k, v in rows:
+        typer.echo(f"  {k:<24}{v:>10}", err=True)

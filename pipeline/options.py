@@ -1,0 +1,210 @@
+"""Export options and their resolution: a flag given > the ``--config`` file > the default.
+
+``ExportOptions`` holds everything that shapes the data files (it is
+recorded in the manifest and checked on ``--mode resume``); ``RunOptions``
+holds how the run is carried out (workers, executor, mode), which never
+changes a data byte.  ``resolve`` is the one place that merges the command
+line, the config file and the defaults: a value of ``None`` means "not
+given", so a flag wins over the file in both directions.
+
+The config file (``--config FILE.toml``)::
+
+    [export]
+    prefer = ["label:kept", "score"]
+    where = "outcome_pass"
+    license = "mit"
+    redact = ["pii"]
+    secret_env = ["OPENAI_API_KEY"]
+    workers = 4
+
+    [[redact.rules]]
+    name = "ticket_id_v1"
+    pattern = "TICKET-[0-9]{5}"
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from trajset.redactors import Redactor, RuleError, build_redactor, custom_rule, selected_rules
+
+from .errors import UsageError
+from .tree.policies import Policy, parse_policy, policy_label
+
+
+@contextmanager
+def rule_errors_are_usage_errors() -> Iterator[None]:
+    """Redaction rules are user input: a bad one is a usage error (exit 2)."""
+    try:
+        yield
+    except RuleError as exc:
+        raise UsageError(str(exc)) from None
+
+
+class Mode(str, Enum):
+    """What to do when ``--out`` is not empty."""
+
+    error = "error"
+    overwrite = "overwrite"
+    resume = "resume"
+
+
+#: config key -> expected type (the ``[export]`` table)
+EXPORT_KEYS: dict[str, type] = {
+    "prefer": list,
+    "where": str,
+    "license": str,
+    "redact": list,
+    "secret_env": list,
+    "workers": int,
+    "no_redact": bool,
+    "store_kind": str,
+    "executor": str,
+}
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """Resolved options of one export run; everything that shapes the data files."""
+
+    prefer: tuple[str, ...] = ()
+    store_kind: str = "auto"
+    redact: bool = True
+    redact_rules: tuple[str, ...] = ()  # versioned names; empty with redact=True: the default set
+    custom_rules: tuple[tuple[str, str], ...] = ()  # (versioned name, pattern) from --config
+    secret_count: int = 0  # how many literal secrets were given (the values are never stored)
+    where: str | None = None
+    license: str = "other"
+
+    def policies(self) -> list[Policy]:
+        return [parse_policy(p) for p in self.prefer]
+
+    def policy_labels(self) -> list[str]:
+        return [policy_label(p) for p in self.policies()] or ["latest"]
+
+    def builtin_rules(self) -> list[str]:
+        if not self.redact:
+            return []
+        return list(self.redact_rules or selected_rules())
+
+    def rule_names(self) -> list[str]:
+        """The redaction rules in force, as versioned names (written into the manifest)."""
+        return self.builtin_rules() + [name for name, _ in self.custom_rules if self.redact]
+
+    def redactor(self, secrets: list[str]) -> Redactor:
+        custom = [{"name": n, "pattern": p} for n, p in self.custom_rules] if self.redact else []
+        with rule_errors_are_usage_errors():
+            return build_redactor(self.builtin_rules(), secrets=secrets, custom=custom)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run is carried out; never changes a data byte."""
+
+    workers: int = 1
+    executor: str = "local"
+    mode: Mode = Mode.error
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+
+
+def load_config(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(``[export]`` options, ``[[redact.rules]]``) from a TOML file; ``UsageError`` when off."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"--config {path}: cannot read it ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--config {path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"--config {path}: not valid TOML ({exc})") from None
+    unknown_tables = sorted(set(data) - {"export", "redact"})
+    if unknown_tables:
+        raise UsageError(
+            f"--config {path}: unknown table(s) {', '.join(unknown_tables)}; valid: export, redact"
+        )
+    export, redact = data.get("export", {}), data.get("redact", {})
+    if not isinstance(export, dict) or not isinstance(redact, dict):
+        raise UsageError(f"--config {path}: [export] and [redact] must be tables")
+    for key, value in export.items():
+        if key not in EXPORT_KEYS:
+            raise UsageError(
+                f"--config {path}: unknown option export.{key}; valid: {', '.join(EXPORT_KEYS)}"
+            )
+        if not isinstance(value, EXPORT_KEYS[key]):
+            raise UsageError(f"--config {path}: export.{key} must be a {EXPORT_KEYS[key].__name__}")
+    if sorted(set(redact) - {"rules"}):
+        raise UsageError(f"--config {path}: unknown option in [redact]; valid: redact.rules")
+    rules = redact.get("rules", [])
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        raise UsageError(f"--config {path}: redact.rules must be an array of tables [[redact.rules]]")
+    return export, rules
+
+
+def _pick(flag: Any, conf: dict[str, Any], key: str, default: Any) -> Any:
+    """The flag when given (not None), else the config file's value, else the default."""
+    if flag is not None:
+        return flag
+    return conf.get(key, default)
+
+
+def _secrets(literal: list[str], env_vars: list[str]) -> list[str]:
+    values = list(literal)
+    for var in env_vars:
+        if var not in os.environ:
+            raise UsageError(f"--secret-env {var}: the environment variable is not set")
+        values.append(os.environ[var])
+    return values
+
+
+def resolve(
+    flags: dict[str, Any], config: Path | None, default_workers: int
+) -> tuple[ExportOptions, RunOptions]:
+    """Merge the command line (``None`` = not given), the config file and the defaults.
+
+    ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env, where,
+    license, workers, executor, mode.
+    """
+    conf, custom = load_config(config) if config else ({}, [])
+    cli_redaction = any(flags.get(k) for k in ("redact", "secret", "secret_env"))
+    if flags.get("no_redact") and cli_redaction:
+        raise UsageError("--no-redact cannot be combined with --redact, --secret or --secret-env")
+    no_redact = bool(_pick(flags.get("no_redact"), conf, "no_redact", False))
+    if flags.get("no_redact") is None and cli_redaction:
+        no_redact = False  # a redaction flag on the command line wins over no_redact in the file
+    redact = not no_redact
+    with rule_errors_are_usage_errors():
+        names = selected_rules(_pick(flags.get("redact"), conf, "redact", None) or []) if redact else []
+        rules = [custom_rule(spec) for spec in custom] if redact else []
+    secrets = (
+        _secrets(flags.get("secret") or [], _pick(flags.get("secret_env"), conf, "secret_env", []))
+        if redact
+        else []
+    )
+    workers = _pick(flags.get("workers"), conf, "workers", None) or default_workers
+    if workers < 1:
+        raise UsageError("--workers must be at least 1")
+    options = ExportOptions(
+        prefer=tuple(_pick(flags.get("prefer"), conf, "prefer", None) or ()),
+        store_kind=_pick(flags.get("store_kind"), conf, "store_kind", "auto"),
+        redact=redact,
+        redact_rules=tuple(names),
+        custom_rules=tuple((r.name, r.pattern.pattern) for r in rules),
+        secret_count=len(secrets),
+        where=_pick(flags.get("where"), conf, "where", None),
+        license=_pick(flags.get("license"), conf, "license", "other"),
+    )
+    options.policies()  # fail early on a bad --prefer
+    run = RunOptions(
+        workers=workers,
+        executor=_pick(flags.get("executor"), conf, "executor", "local"),
+        mode=Mode(flags.get("mode") or Mode.error),
+        secrets=tuple(secrets),
+    )
+    return options, run

@@ -1,0 +1,147 @@
+"""The dataset card ``DIR/README.md``: Hub YAML front matter, then what, how, columns and usage.
+
+The YAML declares one config per table with ``data_files`` globs, so
+``load_dataset(DIR, "<config>")`` works offline on the folder and on the Hub.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..tables import TABLES
+
+JSON = Any
+
+def _yaml_str(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def front_matter(license_id: str, pretty_name: str) -> str:
+    lines = [
+        "---",
+        f"license: {_yaml_str(license_id)}",
+        f"pretty_name: {_yaml_str(pretty_name)}",
+        "tags:",
+        "- agent-trajectories",
+        "- atif",
+        "- tool-calling",
+        "- trajset",
+        "task_categories:",
+        "- text-generation",
+        "configs:",
+    ]
+    for i, name in enumerate(TABLES):
+        lines.append(f"- config_name: {name}")
+        if i == 0:
+            lines.append("  default: true")
+        lines += ["  data_files:", "  - split: train", f"    path: data/{name}/*.parquet"]
+    lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def card(manifest: JSON, license_id: str) -> str:
+    counts = manifest["counts"]
+    opts = manifest["options"]
+    body = [
+        front_matter(license_id, "Agent session trajectories"),
+        "# Agent session trajectories",
+        "",
+        "Trajectories of agent sessions exported by trajset "
+        f"{manifest['trajset_version']}: every root-to-leaf path of every session tree as an ATIF v1.8 "
+        "document (`atif/`), and the tables below as Parquet (`data/`).",
+        "",
+        "## Stats",
+        "",
+        "| | count |",
+        "|---|---:|",
+    ]
+    for key in (
+        "units",
+        "sessions_read",
+        "sessions_exported",
+        "sessions_failed",
+        "trees",
+        "forks",
+        "trajectories",
+        "trajectories_filtered_out",
+        "steps",
+        "outcomes",
+        "pairs",
+        "pairs_dropped_identical",
+        "pairs_dropped_unexported",
+    ):
+        body.append(f"| {key} | {counts.get(key, 0)} |")
+    body.append(f"| errors (see `errors.parquet`) | {manifest['errors']} |")
+    body += ["", "## Configs", ""]
+    for name, table in TABLES.items():
+        body += [f"### `{name}`", "", table.description, "", "| column | type |", "|---|---|"]
+        body += [f"| `{f.name}` | `{f.type}` |" for f in table.schema]
+        body.append("")
+    redaction = manifest.get("redaction") or {}
+    body += _redaction_section(opts, redaction)
+    body += [
+        "## How it was made",
+        "",
+        f"* trajset {manifest['trajset_version']}; preference policies: {', '.join(opts['prefer'])}"
+        " (first decisive wins, `latest` is the fallback)",
+        f"* store kind: {opts['store_kind']}; filter: {opts.get('where') or 'none'}",
+        f"* redaction: {'rules ' + ', '.join(redaction.get('rules', [])) if opts['redact'] else 'none (exported unredacted)'}",
+        "* `manifest.json` holds the input fingerprints, every option and per-stage counts.",
+        "",
+        "Copied-context steps (kept across a compaction) and `llm_call_count: 0` steps stay in "
+        "`messages` as context, with `trainable: false`; only other assistant turns are `trainable`.",
+        "",
+        "## Usage",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        'sft = load_dataset("PATH_OR_REPO", "trajectories", split="train")',
+        'pairs = load_dataset("PATH_OR_REPO", "preferences", split="train")',
+        'good = sft.filter(lambda r: r["outcome_pass"])',
+        "```",
+        "",
+        "With TRL (tools are JSON text, which TRL parses):",
+        "",
+        "```python",
+        "from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer",
+        "",
+        'sft = sft.select_columns(["messages", "tools"])',
+        "trainer = SFTTrainer(model=MODEL, train_dataset=sft, args=SFTConfig(assistant_only_loss=True))",
+        'pairs = pairs.filter(lambda r: r["granularity"] == "turn" and r["kind"] == "response")',
+        'trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected"]),',
+        "                     args=DPOConfig())",
+        "```",
+        "",
+    ]
+    return "\n".join(body)
+
+
+def _redaction_section(opts: JSON, redaction: JSON) -> list[str]:
+    """Per rule: findings in the sessions and placeholders in each output (counts, never text)."""
+    if not opts["redact"]:
+        return ["## Redaction", "", "None: this dataset was exported with `--no-redact`.", ""]
+    outputs = redaction.get("outputs", {})
+    tables = sorted(outputs)
+    lines = [
+        "## Redaction",
+        "",
+        "Findings per rule in the sessions, and placeholders per rule in each output:",
+        "",
+        "| rule | found | " + " | ".join(tables) + " |",
+        "|---|---:|" + "---:|" * len(tables),
+    ]
+    for rule, n in sorted(redaction.get("findings", {}).items()):
+        base = rule.rsplit("_v", 1)[0]
+        lines.append(
+            f"| `{rule}` | {n} | " + " | ".join(str(outputs[t].get(base, 0)) for t in tables) + " |"
+        )
+    lines += [
+        "",
+        "Rules in force: " + ", ".join(f"`{r}`" for r in redaction.get("rules", [])) + ".",
+        "Context entries changed in sessions with recorded request hashes: "
+        f"{redaction.get('hashed_context_entries_changed', 0)} (their request hashes no longer verify).",
+        "",
+    ]
+    return lines

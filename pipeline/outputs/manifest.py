@@ -1,0 +1,69 @@
+"""``DIR/manifest.json``: version, options, input fingerprints, counts, redaction report, stage stats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from trajset.redactors import Redactor
+
+from ..options import ExportOptions
+from ..results import RunResult
+from .files import atomic_write
+
+JSON = Any
+
+
+def redaction_report(options: ExportOptions, counts: dict[str, int]) -> JSON:
+    """Findings per rule in the trees and placeholders per rule in every output; never plaintext."""
+    outputs: dict[str, dict[str, int]] = {}
+    for key, n in sorted(counts.items()):
+        if key.startswith("redacted/"):
+            _, where, rule = key.split("/", 2)
+            outputs.setdefault(where, {})[rule] = n
+    return {
+        "rules": options.rule_names(),
+        "findings": outputs.pop("tree", {}),
+        "outputs": outputs,
+        "entries_changed": counts.get("redacted_entries", 0),
+        "hashed_context_entries_changed": counts.get("redacted_hashed_context_entries", 0),
+        "note": "request hashes of responses whose context was redacted no longer verify; this is expected",
+    }
+
+
+def _inputs(run: RunResult, redactor: Redactor) -> list[JSON]:
+    out = []
+    for r in run.units:
+        entry: dict[str, JSON] = {"source": redactor.plain_text(r.unit.label)}
+        if len(r.session_ids) > 1:
+            entry["session_ids"] = r.session_ids
+        else:
+            entry["session_id"] = r.session_ids[0] if r.session_ids else ""
+        entry |= {"sha256": r.fingerprint, "bytes": r.bytes_read}
+        out.append(entry)
+    return out
+
+
+def write_manifest(
+    out: Path, options: ExportOptions, run: RunResult, version: str, redactor: Redactor
+) -> JSON:
+    counts = dict(sorted(run.stats.counts.items()))
+    manifest = {
+        "trajset_version": version,
+        "options": {
+            "prefer": options.policy_labels(),
+            "store_kind": options.store_kind,
+            "redact": options.redact,
+            "where": options.where,
+            "license": options.license,
+        },
+        "inputs": _inputs(run, redactor),
+        "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},
+        "errors": len(run.errors),
+        "redaction": redaction_report(options, counts),
+        "stages": {k: v.to_json() for k, v in run.stats.stages.items()},
+    }
+    text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    atomic_write(out / "manifest.json", text.encode())
+    return manifest

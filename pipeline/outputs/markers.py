@@ -1,0 +1,55 @@
+"""Per-unit parts and completion markers under ``DIR/.trajset/`` (what ``--mode resume`` uses).
+
+A unit's share of every table is an Arrow IPC part; a finished unit leaves a
+marker holding its result, named by a hash of the unit's label (the input
+path itself is not stored: it may hold a home path).  ``options.json``
+records the options a folder was started with, so a resume cannot mix them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from ..errors import UsageError
+from ..options import ExportOptions
+from ..results import UnitResult
+from ..stores import Unit
+from .files import atomic_write
+
+STATE = ".trajset"
+
+
+def unit_key(unit: Unit) -> str:
+    return hashlib.sha256(unit.label.encode()).hexdigest()[:24]
+
+
+def part_path(out: Path, unit: Unit, table: str) -> Path:
+    return out / STATE / "parts" / table / (unit_key(unit) + ".arrow")
+
+
+def marker_path(out: Path, unit: Unit) -> Path:
+    return out / STATE / "units" / (unit_key(unit) + ".json")
+
+
+def read_marker(out: Path, unit: Unit) -> UnitResult | None:
+    path = marker_path(out, unit)
+    return UnitResult.from_json(unit, json.loads(path.read_text())) if path.exists() else None
+
+
+def write_marker(out: Path, result: UnitResult) -> None:
+    atomic_write(marker_path(out, result.unit), json.dumps(result.to_json()).encode())
+
+
+def check_resumable(out: Path, options: ExportOptions, resume: bool) -> None:
+    """``--mode resume`` only finishes a run made with the same options; records them otherwise."""
+    saved = out / STATE / "options.json"
+    current = json.dumps(asdict(options), sort_keys=True)
+    if resume and saved.exists() and saved.read_text() != current:
+        raise UsageError(
+            f"--mode resume: {out} was started with other options ({saved.read_text()}); "
+            "resume with the same options or use --mode overwrite"
+        )
+    atomic_write(saved, current.encode())

@@ -1,0 +1,63 @@
+"""What a unit and a run hand back: sessions, documents, error rows, stats, input facts."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from trajset.schemas.records import ErrorRow
+
+from .stats import Stats
+from .stores import Unit
+
+
+@dataclass
+class UnitResult:
+    """One unit's result; also what its completion marker keeps (without the unit's path)."""
+
+    unit: Unit
+    session_ids: list[str] = field(default_factory=list)
+    exported: bool = False
+    documents: list[str] = field(default_factory=list)
+    errors: list[ErrorRow] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+    bytes_read: int = 0
+    fingerprint: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_ids": self.session_ids,
+            "exported": self.exported,
+            "documents": self.documents,
+            "errors": [asdict(e) for e in self.errors],
+            "stats": self.stats.to_json(),
+            "bytes_read": self.bytes_read,
+            "fingerprint": self.fingerprint,
+        }
+
+    @classmethod
+    def from_json(cls, unit: Unit, d: dict[str, Any]) -> UnitResult:
+        return cls(
+            unit,
+            d["session_ids"],
+            d["exported"],
+            d["documents"],
+            [ErrorRow(**e) for e in d["errors"]],
+            Stats.from_json(d["stats"]),
+            d["bytes_read"],
+            d["fingerprint"],
+        )
+
+
+@dataclass
+class RunResult:
+    """Every unit's result in unit order, the merged stats, and the run's time and input size."""
+
+    units: list[UnitResult]
+    stats: Stats
+    seconds: float
+    bytes_read: int
+
+    @property
+    def errors(self) -> list[ErrorRow]:
+        return [e for r in self.units for e in r.errors]

@@ -1,0 +1,360 @@
+"""The per-unit chain and the context it runs in (DESIGN §2).
+
+::
+
+    Unit ─read─▶ SessionInput ─redact─▶ SessionInput ─enumerate─▶ SessionTrajectories
+         ─export─▶ SessionExport ─where─▶ SessionExport ─tables+write─▶ UnitResult
+
+Each stage is a generator over the records of one unit (a unit may hold
+several sessions), counts what it took, passed on and dropped (by reason)
+in the unit's ``Stats`` and times itself.  Nothing here is module state:
+``UnitJob`` carries the frozen ``RunContext`` to any process an executor
+runs it in and builds what it derives from the options once per job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import polars as pl
+
+from trajset.redactors import Redactor
+from trajset.schemas.records import (
+    ErrorRow,
+    ExportedTrajectory,
+    ForkPrompt,
+    SessionExport,
+    SessionInput,
+    SessionTrajectories,
+    Trajectory,
+)
+from trajset.schemas.session import Session
+
+from .atif import AtifOptions, SpillError, spill_media, to_atif
+from .errors import BadRecord, ContextError, TrajsetError, UnitFailed
+from .options import ExportOptions
+from .outputs.audit import count_placeholders, table_placeholders
+from .outputs.documents import prepare_document, write_document, write_media
+from .outputs.markers import part_path
+from .outputs.parquet import to_table, write_part
+from .results import UnitResult
+from .stats import Stats
+from .stores import SessionIndex, Unit, fingerprint, load_unit
+from .tables import TABLES, Row
+from .tables import where as where_filter
+from .tables.messages import document_messages, function_tools
+from .tables.trajectories import scalars
+from .tree import TreeIndex, build_context, decide, outcome_records, trajectories
+from .tree.policies import Policy
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Everything a unit's processing depends on; frozen, picklable, passed explicitly."""
+
+    out: Path
+    options: ExportOptions
+    secrets: tuple[str, ...] = ()
+    index: SessionIndex = field(default_factory=lambda: SessionIndex(()))
+    rank: int = 0
+    world_size: int = 1
+
+
+@dataclass
+class Runtime:
+    """What a worker derives from the options once: the redactor, the policies, the filter."""
+
+    redactor: Redactor
+    policies: Sequence[Policy]
+    where: pl.Expr | None
+
+
+def error_row(exc: TrajsetError, unit: Unit) -> ErrorRow:
+    message = exc.message
+    if exc.entry_id and exc.entry_id not in message:
+        message = f"entry {exc.entry_id}: {message}"
+    return ErrorRow(
+        exc.source or unit.label, exc.session_id, exc.line, getattr(exc, "rule", "") or exc.kind,
+        message,
+    )
+
+
+# --------------------------------------------------------------------------- stages
+
+
+def linked_sessions(ctx: RunContext, session: Session) -> dict[str, Session]:
+    """The subsessions ``session`` links to, transitively, found through the run's index."""
+    found: dict[str, Session] = {}
+    todo = [session]
+    while todo:
+        for e in todo.pop().entries:
+            sid = e.raw.get("session") if e.type == "link" and e.raw.get("rel") == "subsession" else None
+            if not isinstance(sid, str) or sid in found or sid == session.id:
+                continue
+            unit = ctx.index.unit_of(sid)
+            try:
+                child = next((s for s in load_unit(unit) if s.id == sid), None) if unit else None
+            except UnitFailed:
+                child = None
+            if child is not None:
+                found[sid] = child
+                todo.append(child)
+    return found
+
+
+def read(ctx: RunContext, unit: Unit, result: UnitResult) -> Iterator[SessionInput]:
+    """The unit's sessions with their linked subsessions; a unit that fails is one error row."""
+    stats = result.stats
+    with stats.timed("read") as st:
+        st.taken += 1
+        try:
+            sessions = load_unit(unit)
+        except UnitFailed as exc:
+            st.dropped[getattr(exc, "rule", exc.kind)] += 1
+            result.errors.append(error_row(exc, unit))
+            stats.counts["sessions_read"] += 1
+            stats.counts["sessions_failed"] += 1
+            return
+        st.passed += 1
+        inputs = [SessionInput(s, linked_sessions(ctx, s)) for s in sessions]
+    yield from inputs
+
+
+def redact(rt: Runtime, inputs: Iterable[SessionInput], stats: Stats) -> Iterator[SessionInput]:
+    """Each tree redacted once, before enumeration; subsessions too (they get embedded)."""
+    for inp in inputs:
+        if rt.redactor.active:
+            with stats.timed("redact") as st:
+                st.taken += 1
+                session, report = rt.redactor.session(inp.session)
+                subs = {sid: rt.redactor.session(s)[0] for sid, s in inp.subsessions.items()}
+                inp = SessionInput(session, subs)
+                st.passed += 1
+            for rule, n in report.findings.items():
+                stats.counts[f"redacted/tree/{rule}"] += n
+            stats.counts["redacted_entries"] += report.entries_changed
+            stats.counts["redacted_hashed_context_entries"] += report.hashed_context_entries_changed
+        yield inp
+
+
+def _account(session: Session, stats: Stats) -> list[ErrorRow]:
+    """Count the session; a truncated final line is reported (its complete prefix is exported)."""
+    stats.counts["sessions_read"] += 1
+    stats.counts["entries"] += len(session.entries)
+    stats.counts["trees"] += len(session.roots())
+    stats.counts["forks"] += len(session.forks())
+    t = session.truncation
+    if t is None:
+        return []
+    stats.counts["truncated_sessions"] += 1
+    message = (
+        f"final line cut short and left out ({t.reason}); the "
+        f"{len(session.entries)} entries before it were exported"
+    )
+    return [ErrorRow(session.source, session.id, t.line, "truncated", message)]
+
+
+def enumerate_(
+    rt: Runtime, inputs: Iterable[SessionInput], unit: Unit, stats: Stats
+) -> Iterator[SessionTrajectories]:
+    """Every leaf's trajectory, forks decided once; a leaf whose context fails is an error row."""
+    for inp in inputs:
+        session = inp.session
+        errors = _account(session, stats)
+        with stats.timed("enumerate") as st:
+            index = TreeIndex(session)
+            decisions = decide(index, rt.policies)
+            results: list[Trajectory | ErrorRow] = []
+            for item in trajectories(session, index=index, decisions=decisions):
+                st.taken += 1
+                if isinstance(item, ContextError):
+                    st.dropped[item.kind] += 1
+                    results.append(error_row(item, unit))
+                else:
+                    st.passed += 1
+                    results.append(item)
+            outcomes = outcome_records(session)
+        yield SessionTrajectories(inp, decisions, results, outcomes, index.best_score, errors)
+
+
+def fork_prompt(session: Session, fork: str) -> ForkPrompt | None:
+    """The context at ``fork`` as messages (through the ATIF mapping, as every side is)."""
+    try:
+        ctx = build_context(session.path(fork))
+        doc, media = spill_media(to_atif(Trajectory(session, fork, ctx, main=False)))
+    except (ContextError, SpillError):
+        return None
+    messages = [m for m, _ in document_messages(doc, ctx.settings.instructions)]
+    return ForkPrompt(messages, function_tools(ctx.settings), media)
+
+
+def _export_one(rt: Runtime, t: Trajectory, options: AtifOptions, stats: Stats) -> ExportedTrajectory:
+    doc = to_atif(t, options)
+    for rule, n in rt.redactor.document(doc).items():
+        stats.counts[f"redacted/atif/{rule}"] += n
+    name, doc, media = prepare_document(doc, t.main)
+    messages = document_messages(doc, t.context.settings.instructions)
+    return ExportedTrajectory(t, name, doc, media, messages)
+
+
+def export(
+    rt: Runtime, items: Iterable[SessionTrajectories], unit: Unit, stats: Stats
+) -> Iterator[SessionExport]:
+    """Each trajectory's validated document and messages, and the prompt at every fork."""
+    for st_ in items:
+        session = st_.session
+        options = AtifOptions(
+            subsessions=st_.input.subsessions,
+            preferences=rt.policies,
+            embedding=frozenset({session.id}),
+        )
+        exported: list[ExportedTrajectory] = []
+        errors = list(st_.errors)
+        for item in st_.results:
+            if isinstance(item, ErrorRow):
+                errors.append(item)
+                continue
+            with stats.timed("export") as st:
+                st.taken += 1
+                try:
+                    exported.append(_export_one(rt, item, options, stats))
+                    st.passed += 1
+                except BadRecord as exc:
+                    exc.source = exc.source or session.source
+                    st.dropped[exc.kind] += 1
+                    errors.append(error_row(exc, unit))
+        prompts = {fork: fork_prompt(session, fork) for fork in st_.decisions}
+        yield SessionExport(st_, exported, prompts, list(exported), 0, errors)
+
+
+def where(rt: Runtime, exports: Iterable[SessionExport], stats: Stats) -> Iterator[SessionExport]:
+    """Keep the trajectories whose columns match ``--where`` (all of them without one)."""
+    for ex in exports:
+        with stats.timed("where") as st:
+            st.taken += len(ex.exported)
+            keep = (
+                where_filter.matching([scalars(et, ex) for et in ex.exported], rt.where)
+                if rt.where is not None
+                else [True] * len(ex.exported)
+            )
+            ex.kept = [et for et, k in zip(ex.exported, keep, strict=True) if k]
+            ex.filtered_out = len(ex.exported) - len(ex.kept)
+            st.dropped["where"] += ex.filtered_out
+            st.passed += len(ex.kept)
+            stats.counts["trajectories_filtered_out"] += ex.filtered_out
+        yield ex
+
+
+def tables_and_write(
+    ctx: RunContext, rt: Runtime, exports: Iterable[SessionExport], result: UnitResult
+) -> dict[str, list[Row]]:
+    """Table rows of every session, and its documents and media written; returns the rows."""
+    stats, atif_dir = result.stats, ctx.out / "atif"
+    rows: dict[str, list[Row]] = {name: [] for name in TABLES}
+    for ex in exports:
+        result.session_ids.append(ex.session.id)
+        with stats.timed("tables") as st:
+            st.taken += len(ex.kept)
+            for name, table in TABLES.items():
+                rows[name].extend(table.rows(ex, stats.counts))
+            st.passed += len(ex.kept)
+        with stats.timed("write") as st:
+            for prompt in ex.prompts.values():
+                if prompt is not None:
+                    write_media(atif_dir, prompt.media)
+            for et in ex.kept:
+                st.taken += 1
+                data = write_document(atif_dir, et.name, et.document, et.media)
+                if rt.redactor.active:
+                    for rule, n in count_placeholders(data.decode("utf-8")).items():
+                        stats.counts[f"redacted/atif/{rule}"] += n
+                st.passed += 1
+                result.documents.append(et.name)
+        _finish_session(ex, result)
+    return rows
+
+
+def _finish_session(ex: SessionExport, result: UnitResult) -> None:
+    """A session with no document is failed; say why when no other error does."""
+    exported = bool(ex.kept)
+    result.exported = result.exported or exported
+    result.stats.counts["sessions_exported" if exported else "sessions_failed"] += 1
+    errors = list(ex.errors)
+    if not exported and not any(e.kind != "truncated" for e in errors):
+        reason = "the session holds no entry that makes a step, so no document was written"
+        errors.append(ErrorRow(ex.session.source, ex.session.id, None, "no_trajectory", reason))
+    result.errors.extend(errors)
+
+
+def write_parts(ctx: RunContext, rt: Runtime, rows: dict[str, list[Row]], result: UnitResult) -> None:
+    """The unit's share of every table (errors redacted like any text) and its placeholder audit."""
+    r = rt.redactor
+    if r.active:
+        result.errors = [
+            ErrorRow(r.plain_text(e.source), e.session_id, e.line, e.kind, r.plain_text(e.message))
+            for e in result.errors
+        ]
+    for name in TABLES:
+        table = to_table(name, rows.get(name, []))
+        write_part(part_path(ctx.out, result.unit, name), table)
+        if r.active:
+            for rule, n in table_placeholders(table).items():
+                result.stats.counts[f"redacted/{name}/{rule}"] += n
+    errors = to_table("errors", [asdict(e) for e in result.errors])
+    write_part(part_path(ctx.out, result.unit, "errors"), errors)
+
+
+def process_unit(ctx: RunContext, rt: Runtime, unit: Unit) -> UnitResult:
+    """Read, redact, enumerate, export, filter and write one unit; never raises for bad input."""
+    result = UnitResult(unit)
+    result.fingerprint, result.bytes_read = fingerprint(unit)
+    stats = result.stats
+    chain = where(
+        rt,
+        export(rt, enumerate_(rt, redact(rt, read(ctx, unit, result), stats), unit, stats), unit, stats),
+        stats,
+    )
+    rows = tables_and_write(ctx, rt, chain, result)
+    write_parts(ctx, rt, rows, result)
+    return result
+
+
+class UnitJob:
+    """``process_unit`` bound to a run: a picklable callable an executor maps over units.
+
+    What it derives from the options (compiled redaction rules, policies,
+    the filter) is built once per job object, i.e. once per worker process.
+    """
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+
+    @cached_property
+    def runtime(self) -> Runtime:
+        o = self.ctx.options
+        return Runtime(
+            o.redactor(list(self.ctx.secrets)),
+            o.policies(),
+            where_filter.compile_where(o.where) if o.where else None,
+        )
+
+    def __getstate__(self) -> dict[str, RunContext]:
+        return {"ctx": self.ctx}  # the runtime is rebuilt where the job lands
+
+    def __call__(self, unit: Unit) -> UnitResult:
+        return process_unit(self.ctx, self.runtime, unit)
+
+
+def export_session(session: Session, options: ExportOptions | None = None) -> SessionExport:
+    """One in-memory session through redact, enumerate, export and ``--where``; nothing is written.
+
+    For notebooks and tests: the records every table is built from.
+    """
+    rt = UnitJob(RunContext(Path(), options or ExportOptions())).runtime
+    unit, stats = Unit("memory", (session.source or session.id,)), Stats()
+    trees = redact(rt, [SessionInput(session)], stats)
+    [ex] = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
+    return ex

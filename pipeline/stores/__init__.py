@@ -1,0 +1,108 @@
+"""Store readers behind one seam, and the run's view of a store (DESIGN §1-§2).
+
+``READERS`` is the registry of store kinds, most specific first: ``auto``
+asks each reader's ``detect`` in this order, and every later step looks the
+unit's kind up here, so the store kind is dispatched in exactly this place.
+``discover`` lists the work units of the given stores in a stable order;
+``load_unit`` reads one; ``SessionIndex`` knows which unit holds a session,
+so linked subsessions can be loaded without reading every unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+
+from trajset.schemas.session import Session
+
+from ..errors import UsageError
+from .agentsession import AgentSessionReader, read_session, read_session_text
+from .base import StoreReader, Unit
+from .sqlite import SqliteReader
+
+#: store kind -> reader, most specific first (``auto`` takes the first whose ``detect`` says yes)
+READERS: dict[str, StoreReader] = {
+    "agentsession-sqlite": SqliteReader(),
+    "agentsession": AgentSessionReader(),
+}
+STORE_KINDS = ("auto", *READERS)
+
+
+def sample_store() -> Path:
+    """The sample store bundled with the package."""
+    return Path(str(resources.files("trajset.pipeline") / "sample_store"))
+
+
+def detect_kind(path: Path) -> str:
+    """The kind of the store at ``path``; ``UsageError`` when it does not exist."""
+    if not path.exists():
+        raise UsageError(
+            f"store {path} does not exist; give a session file, a folder of them or a database"
+        )
+    return next(kind for kind, reader in READERS.items() if reader.detect(path))
+
+
+def reader_for(kind: str) -> StoreReader:
+    """The reader of ``kind``; ``UsageError`` listing the valid kinds."""
+    if kind not in READERS:
+        raise UsageError(f"unknown store kind {kind!r}; valid: {', '.join(STORE_KINDS)}")
+    return READERS[kind]
+
+
+def discover(stores: Iterable[Path], kind: str = "auto") -> list[Unit]:
+    """Every work unit of the given stores, in a stable order, each once."""
+    if kind != "auto":
+        reader_for(kind)
+    units: dict[Unit, None] = {}
+    for store in stores:
+        k = detect_kind(store) if kind == "auto" else kind
+        if not store.exists():
+            raise UsageError(f"store {store} does not exist")
+        units.update(dict.fromkeys(READERS[k].units(store)))
+    return list(units)
+
+
+def load_unit(unit: Unit) -> list[Session]:
+    """The sessions of one unit (``UnitFailed`` when it cannot be read)."""
+    return reader_for(unit.kind).load(unit)
+
+
+def fingerprint(unit: Unit) -> tuple[str, int]:
+    return reader_for(unit.kind).fingerprint(unit)
+
+
+def read_store(store: Path, kind: str = "auto") -> list[Session]:
+    """Every session of a store, read in the calling process (a convenience for notebooks and tests)."""
+    return [s for unit in discover([store], kind) for s in load_unit(unit)]
+
+
+class SessionIndex:
+    """Session id -> the unit that holds it, for every unit of a run (headers only)."""
+
+    def __init__(self, units: Iterable[Unit]) -> None:
+        self.units: dict[str, Unit] = {}
+        for u in units:
+            for sid in reader_for(u.kind).session_ids(u):
+                self.units.setdefault(sid, u)
+
+    def unit_of(self, session_id: str) -> Unit | None:
+        return self.units.get(session_id)
+
+
+__all__ = [
+    "READERS",
+    "STORE_KINDS",
+    "SessionIndex",
+    "StoreReader",
+    "Unit",
+    "detect_kind",
+    "discover",
+    "fingerprint",
+    "load_unit",
+    "read_session",
+    "read_session_text",
+    "read_store",
+    "reader_for",
+    "sample_store",
+]

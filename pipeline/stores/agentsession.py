@@ -1,0 +1,157 @@
+"""Agent Session Format files (spec §3, §8.1): a ``.jsonl`` file, or a folder of them at any depth.
+
+Reading follows the reference exactly: only the final line may be truncated,
+a bad line anywhere else fails the file with a ``SessionReadError`` naming
+file, line and rule.  A folder covers the jsonl store layout
+``<root>/<project-key>/<stamp>_<id>.jsonl``; each file is one unit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from trajset.schemas.entries import validate_entry
+from trajset.schemas.session import Entry, Header, Session, Truncation, validate_header
+
+from ..errors import SessionReadError
+from ..jsonio import loads_strict
+from .base import Unit, file_fingerprint
+
+JSON = Any
+
+
+class AgentSessionReader:
+    """``agentsession``: one session file, or every ``*.jsonl`` below a folder (the fallback kind)."""
+
+    def detect(self, path: Path) -> bool:
+        return path.is_file() or path.is_dir()
+
+    def units(self, path: Path) -> list[Unit]:
+        if path.is_file():
+            return [Unit("agentsession", (str(path),))]
+        return [
+            Unit("agentsession", (str(p),)) for p in sorted(path.rglob("*.jsonl")) if p.is_file()
+        ]
+
+    def load(self, unit: Unit) -> list[Session]:
+        return [read_session(unit.files[0])]
+
+    def session_ids(self, unit: Unit) -> list[str]:
+        sid = _header_id(Path(unit.files[0]))
+        return [sid] if sid else []
+
+    def fingerprint(self, unit: Unit) -> tuple[str, int]:
+        return file_fingerprint(unit.files)
+
+
+def _header_id(path: Path) -> str:
+    """The header's ``id`` from the first non-empty line, or "" when it does not read."""
+    try:
+        with path.open("rb") as fh:
+            for line in fh:
+                if line.strip():
+                    head = loads_strict(line.decode("utf-8"))
+                    return head.get("id") or "" if isinstance(head, dict) else ""
+    except (OSError, ValueError, UnicodeDecodeError):
+        return ""
+    return ""
+
+
+def read_session_text(text: str, source: str = "") -> Session:
+    """Read one session from its JSONL text (spec §3.1)."""
+    physical = text.split("\n")
+    # The final element is what follows the last LF: "" when the file ends with LF.
+    numbered: list[tuple[int, str, bool]] = []  # (line number, text, is_last_line)
+    last_nonempty = -1
+    for i, raw_line in enumerate(physical):
+        line = raw_line.rstrip("\r")
+        if line:
+            last_nonempty = i
+        numbered.append((i + 1, line, False))
+    if last_nonempty < 0:
+        raise SessionReadError("the file holds no header line", rule="empty", source=source, line=1)
+    # "No byte follows this line's LF": the only thing after it is the empty tail of split.
+    tail_is_empty = last_nonempty == len(physical) - 1 or (
+        last_nonempty == len(physical) - 2 and physical[-1] == ""
+    )
+
+    header: Header | None = None
+    header_raw: dict[str, JSON] = {}
+    entries: list[Entry] = []
+    seen: set[str] = set()
+    truncation: Truncation | None = None
+    for lineno, line, _ in numbered:
+        if not line:
+            continue
+        if header is None:
+            try:
+                header_raw = loads_strict(line)
+                header = validate_header(header_raw)
+            except ValueError as exc:
+                rule = "unsupported_format" if "format" in str(exc) else "bad_header"
+                raise SessionReadError(str(exc), rule=rule, source=source, line=lineno) from None
+            continue
+        is_final = lineno - 1 == last_nonempty and tail_is_empty
+        try:
+            raw = loads_strict(line)
+            body = validate_entry(raw)
+        except ValueError as exc:
+            reason = _decode_reason(exc)
+            if is_final:
+                truncation = Truncation(lineno, line, reason)
+                break
+            raise SessionReadError(
+                f"line does not decode ({reason}); only a file's final line may be cut short",
+                rule="bad_line",
+                source=source,
+                line=lineno,
+            ) from None
+        if body.id in seen:
+            raise SessionReadError(
+                f"duplicate entry id {body.id!r}",
+                rule="duplicate_id",
+                source=source,
+                line=lineno,
+                entry_id=body.id,
+            )
+        if body.parent and body.parent not in seen:
+            raise SessionReadError(
+                f"no such entry: parent {body.parent!r} has not appeared on an earlier line",
+                rule="unknown_parent",
+                source=source,
+                line=lineno,
+                entry_id=body.id,
+            )
+        seen.add(body.id)
+        entries.append(Entry(raw=raw, body=body, line=lineno, index=len(entries)))
+    assert header is not None
+    return Session(
+        header=header, header_raw=header_raw, entries=entries, source=source, truncation=truncation
+    )
+
+
+def _decode_reason(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON ({exc.msg}, column {exc.colno})"
+    return str(exc)
+
+
+def read_session(path: str | Path) -> Session:
+    """Read one ``.jsonl`` session file."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise SessionReadError(
+            f"cannot read file: {exc.strerror}", rule="io", source=str(p)
+        ) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SessionReadError(
+            "file is not UTF-8", rule="encoding", source=str(p), line=line
+        ) from None
+    return read_session_text(text, source=str(p))

@@ -1,0 +1,70 @@
+"""The store-reader seam: what a reader of one store kind provides, and the work unit.
+
+A ``StoreReader`` recognises a path as its kind of store, cuts the store
+into work units (the files that must be read together), loads a unit into
+``Session`` trees (raising ``UnitFailed`` when it cannot), fingerprints a
+unit's inputs and names the sessions a unit holds without loading it (so
+links to subsessions can be resolved).  A new store kind is one module with
+such a class, one line in ``READERS`` and one test file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from trajset.schemas.session import Session
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The files one worker reads together; ``key`` selects inside a file (a database session)."""
+
+    kind: str  # the READERS name of the store kind
+    files: tuple[str, ...]
+    key: str = ""
+
+    @property
+    def label(self) -> str:
+        """Where the unit comes from, for messages and errors (first file, ``#key``)."""
+        return f"{self.files[0]}#{self.key}" if self.key else self.files[0]
+
+
+class StoreReader(Protocol):
+    """One store kind (see the module docstring)."""
+
+    def detect(self, path: Path) -> bool:
+        """True when ``path`` is a store of this kind (asked in ``READERS`` order)."""
+        ...
+
+    def units(self, path: Path) -> list[Unit]:
+        """Every work unit of the store at ``path``, in a stable order."""
+        ...
+
+    def load(self, unit: Unit) -> list[Session]:
+        """The sessions of ``unit``; ``UnitFailed`` when the unit cannot be read."""
+        ...
+
+    def session_ids(self, unit: Unit) -> list[str]:
+        """The ids of the sessions ``unit`` holds, read cheaply (headers only); [] if unknown."""
+        ...
+
+    def fingerprint(self, unit: Unit) -> tuple[str, int]:
+        """(``sha256:<hex>`` of the unit's input bytes or "", bytes read)."""
+        ...
+
+
+def file_fingerprint(paths: tuple[str, ...]) -> tuple[str, int]:
+    """SHA-256 over the files' bytes in order, and their total size; ("", 0) if one is unreadable."""
+    digest = hashlib.sha256()
+    size = 0
+    for p in paths:
+        try:
+            data = Path(p).read_bytes()
+        except OSError:
+            return "", 0
+        digest.update(data)
+        size += len(data)
+    return "sha256:" + digest.hexdigest(), size

@@ -1,0 +1,131 @@
+"""Chat messages in TRL's conversational shape, from ATIF steps (DESIGN §5, ``messages``).
+
+Each ATIF step stands for one or more messages: an agent step is an
+assistant message (tool calls in the OpenAI shape) followed by one tool
+message per observation result; other steps are user or system messages.
+Messages carry the entry id their step is anchored at, so the pairs can
+cut a trajectory at a fork.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trajset.schemas.context import Settings
+from trajset.schemas.records import Anchored
+
+from ..atif import tool_definition
+from ..jsonio import dumps_compact
+
+JSON = Any
+
+
+def text_of(content: JSON) -> str | None:
+    """ATIF message/observation content as one string; media as ``[image: path]``."""
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return content
+    out = []
+    for part in content:
+        if part.get("type") == "text":
+            out.append(part.get("text") or "")
+        else:
+            out.append(f"[{part.get('type')}: {part['source']['path']}]")
+    return "".join(out)
+
+
+def _message(
+    role: str,
+    content: str | None,
+    *,
+    tool_calls: list[JSON] | None = None,
+    tool_call_id: str | None = None,
+    name: str | None = None,
+    reasoning: str | None = None,
+    trainable: bool = False,
+) -> dict[str, JSON]:
+    return {
+        "role": role,
+        "content": content if content is not None else "",
+        "tool_calls": tool_calls,
+        "tool_call_id": tool_call_id,
+        "name": name,
+        "reasoning_content": reasoning,
+        "trainable": trainable,
+    }
+
+
+def step_messages(step: dict[str, JSON]) -> list[dict[str, JSON]]:
+    """The chat messages one ATIF step stands for."""
+    extra = step.get("extra") or {}
+    results = (step.get("observation") or {}).get("results", [])
+    source = step["source"]
+    if source == "agent":
+        calls = step.get("tool_calls") or []
+        names = {c["tool_call_id"]: c["function_name"] for c in calls}
+        trainable = not step.get("is_copied_context") and step.get("llm_call_count") != 0
+        out = [
+            _message(
+                "assistant",
+                text_of(step["message"]),
+                tool_calls=[
+                    {
+                        "id": c["tool_call_id"],
+                        "type": "function",
+                        "function": {
+                            "name": c["function_name"],
+                            "arguments": dumps_compact(c["arguments"]),
+                        },
+                    }
+                    for c in calls
+                ]
+                or None,
+                reasoning=step.get("reasoning_content"),
+                trainable=trainable,
+            )
+        ]
+        for r in results:
+            if r.get("source_call_id"):
+                out.append(
+                    _message(
+                        "tool",
+                        text_of(r.get("content")),
+                        tool_call_id=r["source_call_id"],
+                        name=names.get(r["source_call_id"]),
+                    )
+                )
+        return out
+    if "orphan_call_id" in extra:
+        # A tool output whose call is not in this context (e.g. compacted away).
+        return [
+            _message(
+                "tool",
+                text_of(results[0].get("content")) if results else "",
+                tool_call_id=extra["orphan_call_id"],
+            )
+        ]
+    role = "user" if source == "user" else "system"
+    return [_message(role, text_of(step["message"]))]
+
+
+def document_messages(doc: dict[str, JSON], instructions: str | None) -> list[Anchored]:
+    """(message, anchor entry id) for a whole document; instructions first as a system message."""
+    out: list[Anchored] = []
+    if instructions:
+        out.append((_message("system", instructions), ""))
+    for step in doc["steps"]:
+        anchor = step["extra"]["agentsession"]["entry_id"]
+        out.extend((m, anchor) for m in step_messages(step))
+    return out
+
+
+def function_tools(settings: Settings) -> str:
+    """The function tools in force, as JSON text in the ``tools`` shape TRL reads."""
+    return dumps_compact(
+        [
+            tool_definition(t)
+            for t in settings.tools
+            if isinstance(t, dict) and t.get("type") == "function"
+        ]
+    )

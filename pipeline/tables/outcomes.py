@@ -1,0 +1,37 @@
+"""``outcomes``: one row per outcome entry, with the exported trajectories it applies to."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from trajset.schemas.records import SessionExport
+from trajset.schemas.tables import OUTCOMES
+
+from .base import Row, Table
+
+
+def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
+    kept = {et.trajectory.leaf_id for et in export.kept}
+    stats["outcomes"] += len(export.source.outcomes)
+    return [
+        {
+            "session_id": export.session.id,
+            "entry_id": o.entry_id,
+            "kind": o.kind,
+            "target": o.target,
+            "score": o.score,
+            "pass": o.passed,
+            "label": o.label,
+            "details": o.details,
+            "leaf_ids": [leaf for leaf in o.leaf_ids if leaf in kept],
+        }
+        for o in export.source.outcomes
+    ]
+
+
+TABLE = Table(
+    "outcomes",
+    OUTCOMES,
+    "one row per outcome entry, with the trajectories (`leaf_ids`) it applies to",
+    rows,
+)

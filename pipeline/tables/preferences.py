@@ -1,0 +1,124 @@
+"""``preferences``: pairs from the abandoned branches at every fork (DPO, KTO, reward models).
+
+At every fork each abandoned child is paired with the preferred one twice:
+``turn`` (each side up to the next user input) and ``trajectory`` (each side
+to the leaf reached by following preferred children).  A side is the part of
+that leaf's messages after the fork; the prompt is the context at the fork.
+Pairs whose sides are equal are dropped and counted; so are pairs with a side
+whose trajectory was not exported (filtered by ``--where`` or failed).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from trajset.schemas.records import Anchored, ForkDecision, ForkPrompt, Message, SessionExport
+from trajset.schemas.session import Session
+from trajset.schemas.tables import PREFERENCES
+
+from ..jsonio import content_hash
+from .base import Row, Table
+
+GRANULARITIES = ("turn", "trajectory")
+
+
+def preferred_leaf(session: Session, start: str, decisions: dict[str, ForkDecision]) -> str:
+    """Follow preferred children from ``start`` down to a leaf."""
+    cur = start
+    while children := session.children(cur):
+        cur = children[0] if len(children) == 1 else decisions[cur].preferred
+    return cur
+
+
+def _turn(messages: list[Message]) -> list[Message]:
+    """A side up to (not including) the next user input after its start."""
+    for i, m in enumerate(messages):
+        if i > 0 and m["role"] == "user":
+            return messages[:i]
+    return messages
+
+
+def _sides(
+    export: SessionExport, fork: str, leaf_msgs: dict[str, list[Anchored]]
+) -> dict[str, tuple[str, list[Message] | None]]:
+    """child -> (its preferred leaf, the messages after the fork; None when not exported)."""
+    session, decisions = export.session, export.source.decisions
+    pos = {e.id for e in session.path(fork)}
+    sides: dict[str, tuple[str, list[Message] | None]] = {}
+    for child in session.children(fork):
+        leaf = preferred_leaf(session, child, decisions)
+        msgs = leaf_msgs.get(leaf)
+        if msgs is None:
+            sides[child] = (leaf, None)
+            continue
+        after = {e.id for e in session.path(leaf)} - pos
+        sides[child] = (leaf, [m for m, anchor in msgs if anchor in after])
+    return sides
+
+
+def _pair(
+    export: SessionExport, d: ForkDecision, child: str, granularity: str, prompt: ForkPrompt,
+    sides: dict[str, tuple[str, list[Message] | None]],
+) -> Row | str:
+    """The pair row, or the reason it is dropped."""
+    (chosen_leaf, chosen), (rejected_leaf, rejected) = sides[d.preferred], sides[child]
+    if chosen is None or rejected is None:
+        return "dropped_unexported"
+    c = _turn(chosen) if granularity == "turn" else chosen
+    r = _turn(rejected) if granularity == "turn" else rejected
+    if c == r:
+        return "dropped_identical"
+    both_agent = c and r and c[0]["role"] == r[0]["role"] == "assistant"
+    best = export.source.best_score
+    cs, rs = best.get(d.preferred), best.get(child)
+    sid = export.session.id
+    return {
+        "pair_id": content_hash([sid, d.fork, d.preferred, child, granularity])[7:39],
+        "session_id": sid,
+        "fork_entry_id": d.fork,
+        "granularity": granularity,
+        "kind": "response" if both_agent else "prompt",
+        "prompt": prompt.messages,
+        "chosen": c,
+        "rejected": r,
+        "chosen_leaf_id": chosen_leaf,
+        "rejected_leaf_id": rejected_leaf,
+        "chosen_score": cs,
+        "rejected_score": rs,
+        "margin": cs - rs if cs is not None and rs is not None else None,
+        "policy": d.policy,
+        "tools": prompt.tools,
+    }
+
+
+def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
+    """Every pair of the session; counts ``pairs`` built and ``pairs_dropped_<reason>``."""
+    rows: list[Row] = []
+    counts = Counter(built=0, dropped_identical=0, dropped_unexported=0)
+    leaf_msgs = {et.trajectory.leaf_id: et.messages for et in export.kept}
+    for fork, d in export.source.decisions.items():
+        prompt = export.prompts.get(fork)
+        abandoned = [c for c in d.children if c != d.preferred]
+        if prompt is None:
+            counts["dropped_unexported"] += len(GRANULARITIES) * len(abandoned)
+            continue
+        sides = _sides(export, fork, leaf_msgs)
+        for child in abandoned:
+            for granularity in GRANULARITIES:
+                got = _pair(export, d, child, granularity, prompt, sides)
+                if isinstance(got, str):
+                    counts[got] += 1
+                else:
+                    rows.append(got)
+                    counts["built"] += 1
+    stats["pairs"] += counts.pop("built")
+    stats.update({f"pairs_{reason}": n for reason, n in counts.items()})
+    return rows
+
+
+TABLE = Table(
+    "preferences",
+    PREFERENCES,
+    "pairs from abandoned branches: `prompt`/`chosen`/`rejected` (DPO, KTO, reward models)",
+    rows,
+)

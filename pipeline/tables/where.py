@@ -1,0 +1,51 @@
+"""``--where``: keep trajectories whose outcome (or other scalar) columns match.
+
+Expressions are SQL, parsed by polars (``outcome_score >= 0.5``,
+``outcome_pass``, ``outcome_label = 'thumbs_up' and n_steps < 40``); a row
+whose expression is null (no outcome) does not match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+
+from trajset.schemas.tables import TRAJECTORIES
+
+from ..errors import UsageError
+
+#: scalar columns of ``trajectories`` a filter may use
+FILTER_COLUMNS = tuple(
+    f.name
+    for f in TRAJECTORIES
+    if f.name not in ("messages", "preferred_over", "tools", "content_hash")
+)
+
+
+def compile_where(expr: str) -> pl.Expr:
+    """Parse ``expr``; ``UsageError`` naming the problem and the usable columns."""
+    try:
+        compiled = pl.sql_expr(expr)
+        names = compiled.meta.root_names()
+    except Exception as exc:  # polars raises several error types for bad SQL
+        raise UsageError(f"--where {expr!r} does not parse: {exc}") from None
+    unknown = sorted(set(names) - set(FILTER_COLUMNS))
+    if unknown:
+        raise UsageError(
+            f"--where {expr!r} names unknown column(s) {', '.join(unknown)}; "
+            f"usable: {', '.join(FILTER_COLUMNS)}"
+        )
+    return compiled
+
+
+def matching(rows: list[dict[str, Any]], expr: pl.Expr) -> list[bool]:
+    """One flag per row: does ``expr`` hold (null counts as no)?"""
+    if not rows:
+        return []
+    schema = pa.schema([TRAJECTORIES.field(n) for n in FILTER_COLUMNS])
+    frame = pl.from_arrow(
+        pa.Table.from_pylist([{k: r[k] for k in FILTER_COLUMNS} for r in rows], schema=schema)
+    )
+    return frame.select(expr.fill_null(False).alias("keep"))["keep"].to_list()

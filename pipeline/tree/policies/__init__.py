@@ -1,0 +1,72 @@
+"""Branch-preference policies (spec §7.2): which child of a fork was preferred.
+
+A policy answers with a child id, or ``""`` for no opinion; policies are
+asked in the order given and the first decisive one wins, ``latest``
+deciding when none does.  ``POLICIES`` is the registry (name -> class, and
+whether the name takes an argument, as in ``label:NAME``); a new policy is
+one module here, one registry line and one test file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from ...errors import UsageError
+from ..index import TreeIndex
+from .current import PreferCurrent
+from .label import PreferLabel
+from .latest import PreferLatest
+from .score import PreferScore
+
+
+class Policy(Protocol):
+    name: str
+    arg: str
+
+    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> str: ...
+
+
+#: ``--prefer`` name -> (policy class, takes an argument)
+POLICIES: dict[str, tuple[Callable[[str], Policy], bool]] = {
+    "latest": (PreferLatest, False),
+    "current": (PreferCurrent, False),
+    "label": (PreferLabel, True),
+    "score": (PreferScore, False),
+}
+
+
+def spellings() -> str:
+    """The valid ``--prefer`` values, for help and error messages."""
+    return ", ".join(f"{n}:NAME" if arg else n for n, (_, arg) in POLICIES.items())
+
+
+def policy_label(policy: Policy) -> str:
+    """The ``--prefer`` spelling of a policy, as written into tables and manifests."""
+    return f"{policy.name}:{policy.arg}" if policy.arg else policy.name
+
+
+def parse_policy(spec: str) -> Policy:
+    """A policy from its ``--prefer`` spelling; ``UsageError`` naming the valid ones."""
+    name, _, arg = spec.partition(":")
+    if name not in POLICIES:
+        raise UsageError(f"unknown preference {spec!r}; valid: {spellings()}")
+    cls, takes_arg = POLICIES[name]
+    if takes_arg and not arg:
+        raise UsageError(f"--prefer {name} needs a name, e.g. --prefer {name}:kept")
+    if not takes_arg and arg:
+        raise UsageError(f"--prefer {name} takes no argument (got {spec!r})")
+    return cls(arg)
+
+
+def choose(index: TreeIndex, fork: str, policies: Sequence[Policy]) -> tuple[str, str]:
+    """(preferred child, the ``--prefer`` spelling of the policy that decided) at ``fork``."""
+    children = index.session.children(fork)
+    for policy in policies:
+        pick = policy.choose(index, fork, children)
+        if pick and pick in children:
+            return pick, policy_label(policy)
+    return PreferLatest().choose(index, fork, children), "latest"
+
+
+__all__ = ["POLICIES", "Policy", "TreeIndex", "choose", "parse_policy", "policy_label", "spellings"]

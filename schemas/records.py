@@ -1,0 +1,161 @@
+"""Records passed between the stages of one unit (DESIGN §2).
+
+::
+
+    read/redact ─▶ SessionInput ─▶ enumerate ─▶ SessionTrajectories ─▶ export
+        ─▶ SessionExport (ExportedTrajectory*, ForkPrompt*) ─▶ where ─▶ tables ─▶ write
+
+Forks are decided once per session (``ForkDecision``); every later step
+reads those decisions.  Errors travel as ``ErrorRow`` records, the rows of
+``errors.parquet``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from .context import Context
+from .session import Session
+
+JSON = Any
+Message = dict[str, JSON]  # one TRL chat message (schemas.tables.MESSAGE)
+Anchored = tuple[Message, str]  # a message and the entry id its ATIF step is anchored at
+
+
+@dataclass(frozen=True)
+class ErrorRow:
+    """One row of ``errors.parquet``: an input, line or leaf that could not be used, and why."""
+
+    source: str
+    session_id: str
+    line: int | None
+    kind: str
+    message: str
+
+
+@dataclass
+class SessionInput:
+    """A session as read (and later redacted), with the subsessions its links name, by id."""
+
+    session: Session
+    subsessions: dict[str, Session] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ForkDecision:
+    """The preferred child at a fork and the ``--prefer`` spelling of the policy that chose it."""
+
+    fork: str
+    children: tuple[str, ...]
+    preferred: str
+    policy: str
+
+
+@dataclass(frozen=True)
+class ForkChoice:
+    """A fork on one trajectory's path: the decision, and the child the path takes."""
+
+    decision: ForkDecision
+    taken: str
+
+    @property
+    def fork(self) -> str:
+        return self.decision.fork
+
+    @property
+    def followed(self) -> bool:
+        return self.taken == self.decision.preferred
+
+
+@dataclass
+class Trajectory:
+    """One root-to-leaf path with its context and where it stands at each fork."""
+
+    session: Session
+    leaf_id: str
+    context: Context
+    main: bool
+    preferred_over: list[str] = field(default_factory=list)
+    abandoned_at: str = ""
+    forks: list[ForkChoice] = field(default_factory=list)
+
+    @property
+    def is_preferred(self) -> bool:
+        """True when the path follows the preferred child at every fork."""
+        return not self.abandoned_at
+
+
+@dataclass(frozen=True)
+class OutcomeRecord:
+    """An outcome entry and the leaves whose path holds its target (all leaves without one)."""
+
+    entry_id: str
+    kind: str
+    target: str | None
+    score: float | None
+    passed: bool | None
+    label: str | None
+    details: str | None  # JSON text
+    leaf_ids: tuple[str, ...]
+
+    @cached_property
+    def leaf_set(self) -> frozenset[str]:
+        return frozenset(self.leaf_ids)
+
+
+@dataclass
+class SessionTrajectories:
+    """``enumerate``'s output: every trajectory of a session and the facts shared by all of them."""
+
+    input: SessionInput
+    decisions: dict[str, ForkDecision]
+    results: list[Trajectory | ErrorRow]  # one per leaf, in file order
+    outcomes: list[OutcomeRecord]
+    best_score: dict[str, float]
+    errors: list[ErrorRow] = field(default_factory=list)
+
+    @property
+    def session(self) -> Session:
+        return self.input.session
+
+    @property
+    def trajectories(self) -> list[Trajectory]:
+        return [t for t in self.results if isinstance(t, Trajectory)]
+
+
+@dataclass
+class ExportedTrajectory:
+    """A trajectory's validated ATIF document (media spilled), file name and chat messages."""
+
+    trajectory: Trajectory
+    name: str
+    document: dict[str, JSON]
+    media: dict[str, bytes]
+    messages: list[Anchored]
+
+
+@dataclass
+class ForkPrompt:
+    """The shared context at a fork as chat messages, the tools in force, and its media."""
+
+    messages: list[Message]
+    tools: str  # JSON text
+    media: dict[str, bytes]
+
+
+@dataclass
+class SessionExport:
+    """``export``'s output; ``where`` narrows ``kept`` and counts what it dropped."""
+
+    source: SessionTrajectories
+    exported: list[ExportedTrajectory]
+    prompts: dict[str, ForkPrompt | None]  # None: the context at that fork does not build
+    kept: list[ExportedTrajectory] = field(default_factory=list)
+    filtered_out: int = 0
+    errors: list[ErrorRow] = field(default_factory=list)
+
+    @property
+    def session(self) -> Session:
+        return self.source.session
