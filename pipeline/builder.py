@@ -10,6 +10,7 @@ the response answered, so built sessions verify.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -121,7 +122,7 @@ class SessionBuilder:
         self,
         *,
         text: str | None = None,
-        calls: list[tuple[str, str, JSON]] = (),  # type: ignore[assignment]
+        calls: Sequence[tuple[str, str, JSON]] = (),
         reasoning: str | None = None,
         model: str = "",
         usage: tuple[int, int, int] | None = (0, 0, 0),
@@ -133,40 +134,11 @@ class SessionBuilder:
         self._responses += 1
         rid = f"resp_{self._responses}"
         ctx_parent = self.leaf
-        if reasoning:
-            self.add(
-                "item",
-                item={
-                    "type": "reasoning",
-                    "id": f"rs_{self._responses}",
-                    "summary": [{"type": "summary_text", "text": reasoning}],
-                },
-                response=rid,
-            )
-        for call_id, name, args in calls:
-            self.add(
-                "item",
-                response=rid,
-                item={
-                    "type": "function_call",
-                    "id": f"fc_{call_id}",
-                    "status": "completed",
-                    "call_id": call_id,
-                    "name": name,
-                    "arguments": args if isinstance(args, str) else json.dumps(args),
-                },
-            )
-        if text is not None:
-            msg: dict[str, JSON] = {
-                "type": "message",
-                "id": f"msg_{self._responses}",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-            if phase:
-                msg["phase"] = phase
-            self.add("item", response=rid, item=msg)
+        for item in self._output_items(text, calls, reasoning, phase):
+            if item["type"] == "reasoning":  # member order as the sample store was written
+                self.add("item", item=item, response=rid)
+            else:
+                self.add("item", response=rid, item=item)
         body: dict[str, JSON] = {"response_id": rid}
         if model:
             body["model"] = model
@@ -183,12 +155,47 @@ class SessionBuilder:
         body.update(response)
         eid = self.add("response", **body)
         if self.hashes and status == "completed" and ctx_parent is not None:
-            session = self.session()
-            ctx = request_context(session, eid)
+            ctx = request_context(self.session(), eid)
             self.entries[-1]["request_hash"] = request_hash(
                 canonical_request(ctx.settings, ctx.items)
             )
         return eid
+
+    def _output_items(
+        self,
+        text: str | None,
+        calls: Sequence[tuple[str, str, JSON]],
+        reasoning: str | None,
+        phase: str | None,
+    ) -> list[dict[str, JSON]]:
+        n = self._responses
+        items: list[dict[str, JSON]] = []
+        if reasoning:
+            summary = [{"type": "summary_text", "text": reasoning}]
+            items.append({"type": "reasoning", "id": f"rs_{n}", "summary": summary})
+        for call_id, name, args in calls:
+            items.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{call_id}",
+                    "status": "completed",
+                    "call_id": call_id,
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                }
+            )
+        if text is not None:
+            msg: dict[str, JSON] = {
+                "type": "message",
+                "id": f"msg_{n}",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+            if phase:
+                msg["phase"] = phase
+            items.append(msg)
+        return items
 
     # -- output ----------------------------------------------------------------
 

@@ -78,8 +78,19 @@ class SessionReadError(UnitFailed):
 
     kind = "read"
 
-    def __init__(self, message: str, *, rule: str, **kw: object) -> None:
-        super().__init__(message, **kw)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        message: str,
+        *,
+        rule: str,
+        source: str = "",
+        line: int | None = None,
+        session_id: str = "",
+        entry_id: str = "",
+    ) -> None:
+        super().__init__(
+            message, source=source, line=line, session_id=session_id, entry_id=entry_id
+        )
         self.rule = rule
 
 

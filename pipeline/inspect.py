@@ -55,7 +55,7 @@ def session_report(session: Session) -> dict[str, JSON]:
 
 
 def inspect_store(stores: list[Path]) -> list[dict[str, JSON]]:
-    reports = []
+    reports: list[dict[str, JSON]] = []
     for unit in discover(stores):
         try:
             reports.extend(session_report(s) for s in load_unit(unit))

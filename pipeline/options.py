@@ -29,7 +29,7 @@ import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ def rule_errors_are_usage_errors() -> Iterator[None]:
         raise UsageError(str(exc)) from None
 
 
-class Mode(str, Enum):
+class Mode(StrEnum):
     """What to do when ``--out`` is not empty."""
 
     error = "error"
@@ -143,7 +143,9 @@ def load_config(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise UsageError(f"--config {path}: unknown option in [redact]; valid: redact.rules")
     rules = redact.get("rules", [])
     if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
-        raise UsageError(f"--config {path}: redact.rules must be an array of tables [[redact.rules]]")
+        raise UsageError(
+            f"--config {path}: redact.rules must be an array of tables [[redact.rules]]"
+        )
     return export, rules
 
 
@@ -180,7 +182,9 @@ def resolve(
         no_redact = False  # a redaction flag on the command line wins over no_redact in the file
     redact = not no_redact
     with rule_errors_are_usage_errors():
-        names = selected_rules(_pick(flags.get("redact"), conf, "redact", None) or []) if redact else []
+        names = (
+            selected_rules(_pick(flags.get("redact"), conf, "redact", None) or []) if redact else []
+        )
         rules = [custom_rule(spec) for spec in custom] if redact else []
     secrets = (
         _secrets(flags.get("secret") or [], _pick(flags.get("secret_env"), conf, "secret_env", []))

@@ -77,7 +77,10 @@ def error_row(exc: TrajsetError, unit: Unit) -> ErrorRow:
     if exc.entry_id and exc.entry_id not in message:
         message = f"entry {exc.entry_id}: {message}"
     return ErrorRow(
-        exc.source or unit.label, exc.session_id, exc.line, getattr(exc, "rule", "") or exc.kind,
+        exc.source or unit.label,
+        exc.session_id,
+        exc.line,
+        getattr(exc, "rule", "") or exc.kind,
         message,
     )
 
@@ -91,7 +94,11 @@ def linked_sessions(ctx: RunContext, session: Session) -> dict[str, Session]:
     todo = [session]
     while todo:
         for e in todo.pop().entries:
-            sid = e.raw.get("session") if e.type == "link" and e.raw.get("rel") == "subsession" else None
+            sid = (
+                e.raw.get("session")
+                if e.type == "link" and e.raw.get("rel") == "subsession"
+                else None
+            )
             if not isinstance(sid, str) or sid in found or sid == session.id:
                 continue
             unit = ctx.index.unit_of(sid)
@@ -191,7 +198,9 @@ def fork_prompt(session: Session, fork: str) -> ForkPrompt | None:
     return ForkPrompt(messages, function_tools(ctx.settings), media)
 
 
-def _export_one(rt: Runtime, t: Trajectory, options: AtifOptions, stats: Stats) -> ExportedTrajectory:
+def _export_one(
+    rt: Runtime, t: Trajectory, options: AtifOptions, stats: Stats
+) -> ExportedTrajectory:
     doc = to_atif(t, options)
     for rule, n in rt.redactor.document(doc).items():
         stats.counts[f"redacted/atif/{rule}"] += n
@@ -289,7 +298,9 @@ def _finish_session(ex: SessionExport, result: UnitResult) -> None:
     result.errors.extend(errors)
 
 
-def write_parts(ctx: RunContext, rt: Runtime, rows: dict[str, list[Row]], result: UnitResult) -> None:
+def write_parts(
+    ctx: RunContext, rt: Runtime, rows: dict[str, list[Row]], result: UnitResult
+) -> None:
     """The unit's share of every table (errors redacted like any text) and its placeholder audit."""
     r = rt.redactor
     if r.active:
@@ -314,7 +325,9 @@ def process_unit(ctx: RunContext, rt: Runtime, unit: Unit) -> UnitResult:
     stats = result.stats
     chain = where(
         rt,
-        export(rt, enumerate_(rt, redact(rt, read(ctx, unit, result), stats), unit, stats), unit, stats),
+        export(
+            rt, enumerate_(rt, redact(rt, read(ctx, unit, result), stats), unit, stats), unit, stats
+        ),
         stats,
     )
     rows = tables_and_write(ctx, rt, chain, result)

@@ -13,12 +13,12 @@ numbered per tree; home paths become ``~``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from . import detectors, pii
 from .base import PLACEHOLDER_RE, Placeholders, Rule, RuleError, base_name
 from .custom import custom_rule
-from .engine import Redactor, TreeReport
+from .engine import Redactor, StringRule, TreeReport
 from .home_paths import HomePaths
 from .no_passthrough import strip_raw_items
 from .secrets import LiteralSecrets
@@ -66,21 +66,21 @@ def selected_rules(extra: Iterable[str] = ()) -> list[str]:
 
 
 def build_redactor(
-    names: list[str],
+    names: Sequence[str],
     *,
-    secrets: list[str] = (),
-    home: str | None = None,  # type: ignore[assignment]
-    custom: list[dict[str, object]] = (),
-) -> Redactor:  # type: ignore[assignment]
+    secrets: Sequence[str] = (),
+    home: str | None = None,
+    custom: Sequence[Mapping[str, object]] = (),
+) -> Redactor:
     """The redactor for the given versioned names (literal secrets first, then detectors, then paths)."""
-    rules: list[object] = []
+    rules: list[StringRule] = []
     if "secrets_v1" in names and secrets:
         rules.append(LiteralSecrets.of(list(secrets)))
     rules.extend(REGISTRY[n] for n in names if n in REGISTRY)
     rules.extend(custom_rule(spec) for spec in custom)
     if "home_paths_v1" in names:
         rules.append(HomePaths.of(home))
-    return Redactor(  # type: ignore[arg-type]
+    return Redactor(
         rules, environment="environment_v1" in names, no_passthrough="no_passthrough_v1" in names
     )
 

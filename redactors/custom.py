@@ -8,11 +8,12 @@ pattern = "TICKET-[0-9]{5}"   # Python regex; a group named "secret" narrows the
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from .base import Rule, RuleError
 
 
-def custom_rule(spec: dict[str, object]) -> Rule:
+def custom_rule(spec: Mapping[str, object]) -> Rule:
     name, pattern = spec.get("name"), spec.get("pattern")
     if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9_]+_v\d+", name):
         raise RuleError(

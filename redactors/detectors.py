@@ -11,6 +11,7 @@ counts, and values stop at a backslash.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .base import Rule, entropy
 
@@ -23,7 +24,7 @@ def _token(name: str, regex: str, trigger: str) -> Rule:
     return Rule(name, re.compile(_B + regex + _E), trigger)
 
 
-def _high_entropy(group: int, minimum: float = 3.0):  # type: ignore[no-untyped-def]
+def _high_entropy(group: int, minimum: float = 3.0) -> Callable[[re.Match[str]], bool]:
     def accept(m: re.Match[str]) -> bool:
         return entropy(m.group(group)) >= minimum
 

@@ -62,8 +62,13 @@ MIN_LENGTH = 6  # no rule finds anything in a shorter string
 
 
 class StringRule(Protocol):
-    name: str
-    trigger: str  # regex of literal keywords; "" means "always run"
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def trigger(self) -> str:
+        """Regex of literal keywords any finding needs; "" means "always run"."""
+        ...
 
     def apply(self, text: str, placeholders: Placeholders) -> str: ...
 

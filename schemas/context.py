@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .entries import ConfigEntry
-from .openresponses import encode_text_format, encode_tool, tool_name
 from .session import Entry
+from .tools import encode_text_format, encode_tool, tool_name
 
 JSON = Any
 

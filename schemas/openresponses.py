@@ -172,7 +172,8 @@ def encode_part(part: JSON) -> JSON:
     """Typed re-encoding of one content part; unknown parts verbatim."""
     if not isinstance(part, dict):
         raise ValueError(f"content part must be an object, got {type(part).__name__}")
-    model = PART_MODELS.get(part.get("type"))  # type: ignore[arg-type]
+    kind = part.get("type")
+    model = PART_MODELS.get(kind) if isinstance(kind, str) else None
     if model is None:
         return part
     return model.model_validate(part).wire()
@@ -324,45 +325,6 @@ def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"])
     return f"{where}: {err['msg']}" if where else err["msg"]
-
-
-# --------------------------------------------------------------------------- tools
-
-
-def tool_name(tool: JSON) -> str:
-    """Name used by ``tools_added``/``tools_removed`` (§4.1 step 6)."""
-    if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-        return tool["name"]
-    return ""
-
-
-def encode_tool(tool: JSON) -> JSON:
-    """Request form of a tool: function tools typed, others verbatim."""
-    if isinstance(tool, dict) and tool.get("type") == "function":
-        out: dict[str, JSON] = {
-            "type": "function",
-            "name": tool.get("name") or "",
-            "description": tool.get("description") or "",
-            "parameters": tool.get("parameters"),
-        }
-        if tool.get("strict") is not None:
-            out["strict"] = tool["strict"]
-        return out
-    return tool
-
-
-def encode_text_format(fmt: JSON) -> JSON:
-    if not isinstance(fmt, dict):
-        return {"type": "text"}
-    out: dict[str, JSON] = {"type": fmt.get("type") or ""}
-    for key in ("name", "description"):
-        if fmt.get(key):
-            out[key] = fmt[key]
-    if fmt.get("schema") is not None:
-        out["schema"] = fmt["schema"]
-    if fmt.get("strict") is not None:
-        out["strict"] = fmt["strict"]
-    return out
 
 
 # --------------------------------------------------------------------------- response members

@@ -82,8 +82,6 @@ class Header(Model):
         return v
 
 
-
-
 def validate_header(raw: JSON) -> Header:
     if not isinstance(raw, dict):
         raise ValueError("header line is not a JSON object")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from trajset.pipeline import build_context, read_session
-from trajset.pipeline.tree.context import request_context
 from trajset.pipeline.errors import ContextError
+from trajset.pipeline.tree.context import request_context
 
 from .conftest import session_file
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trajset.pipeline import ExportOptions, Mode, RunOptions, run_export
-from trajset.pipeline import sample_store
+from trajset.pipeline import ExportOptions, Mode, RunOptions, run_export, sample_store
 
 DATA_DIRS = ("atif", "data")
 
@@ -41,7 +40,9 @@ def test_resume_skips_finished_units_and_gives_the_same_files(tmp_path: Path) ->
         for name in json.loads(m.read_text())["documents"]:
             (out / "atif" / name).unlink()
         m.unlink()
-    again = run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume))
+    again = run_export(
+        [sample_store()], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume)
+    )
     assert _data_files(out) == before
     assert again.stats.counts == first.stats.counts
     assert not list(out.rglob("*.tmp"))

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from trajset.pipeline import read_session, request_hash
-from trajset.pipeline.tree.context import verify_response
 from trajset.pipeline.jsonio import canonical
+from trajset.pipeline.tree.context import verify_response
 
 from .conftest import session_file
 

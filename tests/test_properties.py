@@ -7,11 +7,11 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from trajset.pipeline import Trajectory, trajectories
 from trajset.pipeline.atif import to_atif
 from trajset.pipeline.jsonio import canonical
-from trajset.pipeline.tree import parse_policy
 from trajset.pipeline.stores import read_session_text
-from trajset.pipeline import Trajectory, trajectories
+from trajset.pipeline.tree import parse_policy
 from trajset.schemas.atif import validate_document
 
 from .strategies import sessions

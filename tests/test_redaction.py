@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from trajset.pipeline import ExportOptions, RunOptions, run_export
 from trajset.pipeline.builder import SessionBuilder
 from trajset.pipeline.cli import app
-from trajset.pipeline import ExportOptions, RunOptions, run_export
 from trajset.redactors import GROUPS, RuleError, build_redactor, resolve, selected_rules
 from trajset.redactors.base import Placeholders
 

@@ -57,7 +57,9 @@ def test_load_dataset_offline_gives_exactly_the_declared_columns(
 
 def test_polars_reads_every_table_and_errors_has_its_schema(exported: Path) -> None:
     for name in CONFIGS:
-        assert pl.read_parquet(exported / "data" / name / "*.parquet").columns == SCHEMAS[name].names
+        assert (
+            pl.read_parquet(exported / "data" / name / "*.parquet").columns == SCHEMAS[name].names
+        )
     errors = pl.read_parquet(exported / "errors.parquet")
     assert errors.columns == SCHEMAS["errors"].names
     assert errors["kind"].to_list() == ["truncated"] and errors["line"].to_list() == [7]
@@ -178,7 +180,9 @@ def test_copied_context_is_context_but_not_trainable(exported: Path) -> None:
 
 def test_where_keeps_matching_trajectories_and_their_documents(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    run = run_export([sample_store()], out, ExportOptions(where="outcome_score >= 0.5"), RunOptions(workers=1))
+    run = run_export(
+        [sample_store()], out, ExportOptions(where="outcome_score >= 0.5"), RunOptions(workers=1)
+    )
     rows = _rows(out, "trajectories")
     assert rows and all(r["outcome_score"] >= 0.5 for r in rows)
     assert run.stats.counts["trajectories_filtered_out"] == 8 - len(rows)

@@ -14,7 +14,6 @@ from ..jsonio import dumps_compact
 JSON = Any
 
 
-
 class NoRawItems(ValueError):
     """The document carries no raw Open Responses items (e.g. after no_passthrough)."""
 
@@ -41,91 +40,85 @@ def items(doc: dict[str, JSON]) -> list[JSON]:
     return out
 
 
-def items_from(doc: dict[str, JSON]) -> list[JSON]:
-    """Rebuild items, lossily, from the declared fields of any producer's document."""
-    out: list[JSON] = []
-    used: dict[str, int] = {}
+class _CallIds:
+    """Fresh call ids: a repeated or missing id gets a numbered one, as the reference does."""
 
-    def fresh(cid: str) -> str:
+    def __init__(self) -> None:
+        self.used: dict[str, int] = {}
+
+    def fresh(self, cid: str) -> str:
         base = cid or "call"
-        n = used.get(base, 0) + 1
-        used[base] = n
+        n = self.used[base] = self.used.get(base, 0) + 1
         if not cid:
             return f"call_{n}"
         return cid if n == 1 else f"{cid}_{n}"
 
-    def text_of(message: JSON) -> tuple[str, list[JSON]]:
-        if isinstance(message, str):
-            return message, []
-        texts, images = [], []
-        for p in message or []:
-            if p.get("type") == "text":
-                texts.append(p.get("text") or "")
-            elif p.get("type") == "image":
-                images.append(
-                    {"type": "input_image", "image_url": p["source"]["path"], "detail": "auto"}
-                )
-        return "".join(texts), images
 
-    for step in doc.get("steps", []):
-        source = step.get("source")
-        text, images = text_of(step.get("message"))
-        results = (step.get("observation") or {}).get("results", [])
-        renames: dict[str, str] = {}
-        if source == "agent":
-            if step.get("reasoning_content"):
-                out.append(
-                    {
-                        "type": "reasoning",
-                        "summary": [{"type": "summary_text", "text": step["reasoning_content"]}],
-                    }
-                )
-            if text:
-                out.append(
-                    {
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [{"type": "output_text", "text": text, "annotations": []}],
-                    }
-                )
-            for tc in step.get("tool_calls") or []:
-                cid = fresh(tc.get("tool_call_id") or "")
-                renames.setdefault(tc.get("tool_call_id") or "", cid)
-                args = tc.get("arguments") or {}
-                raw = (
-                    args["_arguments"]
-                    if set(args) == {"_arguments"} and isinstance(args["_arguments"], str)
-                    else dumps_compact(args)
-                )
-                out.append(
-                    {
-                        "type": "function_call",
-                        "call_id": cid,
-                        "name": tc.get("function_name") or "",
-                        "arguments": raw,
-                    }
-                )
-        else:
-            role = "user" if source == "user" else "system"
-            if not (role == "system" and not text and results):
-                content = (
-                    [{"type": "input_text", "text": text}, *images]
-                    if text or not images
-                    else images
-                )
-                out.append({"type": "message", "role": role, "content": content})
-        for r in results:
-            sid = r.get("source_call_id")
-            if sid:
-                content = r.get("content")
-                output, _ = text_of(content) if not isinstance(content, str) else (content, [])
-                out.append(
-                    {
-                        "type": "function_call_output",
-                        "call_id": renames.get(sid, sid),
-                        "output": output or "",
-                    }
-                )
+def _text_and_images(message: JSON) -> tuple[str, list[JSON]]:
+    if isinstance(message, str):
+        return message, []
+    texts, images = [], []
+    for p in message or []:
+        if p.get("type") == "text":
+            texts.append(p.get("text") or "")
+        elif p.get("type") == "image":
+            images.append(
+                {"type": "input_image", "image_url": p["source"]["path"], "detail": "auto"}
+            )
+    return "".join(texts), images
+
+
+def _raw_arguments(args: dict[str, JSON]) -> str:
+    if set(args) == {"_arguments"} and isinstance(args["_arguments"], str):
+        return str(args["_arguments"])
+    return dumps_compact(args)
+
+
+def _agent_items(step: JSON, text: str, ids: _CallIds, renames: dict[str, str]) -> list[JSON]:
+    out: list[JSON] = []
+    if step.get("reasoning_content"):
+        summary = [{"type": "summary_text", "text": step["reasoning_content"]}]
+        out.append({"type": "reasoning", "summary": summary})
+    if text:
+        content = [{"type": "output_text", "text": text, "annotations": []}]
+        out.append({"type": "message", "role": "assistant", "content": content})
+    for tc in step.get("tool_calls") or []:
+        cid = ids.fresh(tc.get("tool_call_id") or "")
+        renames.setdefault(tc.get("tool_call_id") or "", cid)
+        name = tc.get("function_name") or ""
+        arguments = _raw_arguments(tc.get("arguments") or {})
+        out.append({"type": "function_call", "call_id": cid, "name": name, "arguments": arguments})
     return out
 
 
+def _output_items(results: list[JSON], renames: dict[str, str]) -> list[JSON]:
+    out: list[JSON] = []
+    for r in results:
+        sid = r.get("source_call_id")
+        if sid:
+            content = r.get("content")
+            output = content if isinstance(content, str) else _text_and_images(content)[0]
+            call_id = renames.get(sid, sid)
+            out.append({"type": "function_call_output", "call_id": call_id, "output": output or ""})
+    return out
+
+
+def items_from(doc: dict[str, JSON]) -> list[JSON]:
+    """Rebuild items, lossily, from the declared fields of any producer's document."""
+    out: list[JSON] = []
+    ids = _CallIds()
+    for step in doc.get("steps", []):
+        source = step.get("source")
+        text, images = _text_and_images(step.get("message"))
+        results = (step.get("observation") or {}).get("results", [])
+        renames: dict[str, str] = {}
+        if source == "agent":
+            out.extend(_agent_items(step, text, ids, renames))
+        else:
+            role = "user" if source == "user" else "system"
+            if not (role == "system" and not text and results):
+                parts = [{"type": "input_text", "text": text}, *images]
+                content = parts if text or not images else images
+                out.append({"type": "message", "role": role, "content": content})
+        out.extend(_output_items(results, renames))
+    return out

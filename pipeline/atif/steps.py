@@ -19,8 +19,9 @@ from trajset.schemas.entries import (
     ItemEntry,
     ResponseEntry,
 )
-from trajset.schemas.openresponses import encode_error, encode_item, encode_usage, tool_name
+from trajset.schemas.openresponses import encode_error, encode_item, encode_usage
 from trajset.schemas.session import Entry
+from trajset.schemas.tools import tool_name
 
 from .content import item_text, message_content, output_content
 from .records import response_record, sorted_members
@@ -96,7 +97,9 @@ def _response_extras(
         extra["latency_ms"] = rb.latency_ms
 
 
-def flush(w: Walk, cost: CostFn | None, response: tuple[Entry, ResponseEntry] | None = None) -> None:
+def flush(
+    w: Walk, cost: CostFn | None, response: tuple[Entry, ResponseEntry] | None = None
+) -> None:
     """Close the open model-output group (and ``response``, if given) into one agent step."""
     group, rid = w.group, w.group_rid
     w.group, w.group_rid = [], ""
@@ -221,9 +224,7 @@ def on_compaction(w: Walk, e: Entry, b: CompactionEntry) -> None:
 
 def on_branch_summary(w: Walk, e: Entry, b: BranchSummaryEntry) -> None:
     summary = encode_item(b.summary)
-    message = (
-        message_content(summary) if summary.get("type") == "message" else item_text(summary)
-    )
+    message = message_content(summary) if summary.get("type") == "message" else item_text(summary)
     extra: dict[str, JSON] = {"branch_from": b.from_, "openresponses": {"item": summary}}
     if b.usage is not None:
         extra["usage"] = b.usage

@@ -38,12 +38,14 @@ def stores_or_sample(stores: list[Path] | None) -> list[Path]:
 
 
 @exits
-def export(  # noqa: PLR0913 -- one parameter per documented option
+def export(
     stores: StoreArgs = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (the dataset).")] = Path(
         "trajset-out"
     ),
-    store_kind: Annotated[StoreKind | None, typer.Option(help="Store kind (default: auto).")] = None,
+    store_kind: Annotated[
+        StoreKind | None, typer.Option(help="Store kind (default: auto).")
+    ] = None,
     prefer: Annotated[
         list[str] | None,
         typer.Option(help=f"{spellings()}; repeat to chain, the first decisive wins."),
@@ -64,9 +66,15 @@ def export(  # noqa: PLR0913 -- one parameter per documented option
         typer.Option(help='Keep trajectories matching a SQL filter, e.g. "outcome_score >= 0.5".'),
     ] = None,
     workers: Annotated[int | None, typer.Option(help="Worker processes (default: CPUs).")] = None,
-    executor: Annotated[ExecutorName | None, typer.Option(help="Executor (default: local).")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on any unreadable input.")] = False,
-    mode: Annotated[Mode | None, typer.Option(help="When --out is not empty (default: error).")] = None,
+    executor: Annotated[
+        ExecutorName | None, typer.Option(help="Executor (default: local).")
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 on any unreadable input.")
+    ] = False,
+    mode: Annotated[
+        Mode | None, typer.Option(help="When --out is not empty (default: error).")
+    ] = None,
     config: Annotated[Path | None, typer.Option(help="A TOML file of options.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
     license_id: Annotated[

@@ -29,7 +29,9 @@ def publish(
     directory: Annotated[Path, typer.Argument(help="An export folder.")],
     repo_id: Annotated[str, typer.Argument(help="Hub dataset repository, e.g. acme/sessions.")],
     private: Annotated[bool, typer.Option("--private/--public")] = True,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be uploaded.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be uploaded.")
+    ] = False,
 ) -> None:
     """Upload an export folder to the Hugging Face Hub as a dataset.
 

@@ -13,6 +13,7 @@ from ..tables import TABLES
 
 JSON = Any
 
+
 def _yaml_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -40,10 +41,83 @@ def front_matter(license_id: str, pretty_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def card(manifest: JSON, license_id: str) -> str:
+STAT_KEYS = (
+    "units",
+    "sessions_read",
+    "sessions_exported",
+    "sessions_failed",
+    "trees",
+    "forks",
+    "trajectories",
+    "trajectories_filtered_out",
+    "steps",
+    "outcomes",
+    "pairs",
+    "pairs_dropped_identical",
+    "pairs_dropped_unexported",
+)
+USAGE = """## Usage
+
+```python
+from datasets import load_dataset
+
+sft = load_dataset("PATH_OR_REPO", "trajectories", split="train")
+pairs = load_dataset("PATH_OR_REPO", "preferences", split="train")
+good = sft.filter(lambda r: r["outcome_pass"])
+```
+
+With TRL (tools are JSON text, which TRL parses):
+
+```python
+from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer
+
+sft = sft.select_columns(["messages", "tools"])
+trainer = SFTTrainer(model=MODEL, train_dataset=sft, args=SFTConfig(assistant_only_loss=True))
+pairs = pairs.filter(lambda r: r["granularity"] == "turn" and r["kind"] == "response")
+trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected"]),
+                     args=DPOConfig())
+```
+"""
+
+
+def _stats_section(manifest: JSON) -> list[str]:
     counts = manifest["counts"]
-    opts = manifest["options"]
-    body = [
+    lines = ["## Stats", "", "| | count |", "|---|---:|"]
+    lines += [f"| {key} | {counts.get(key, 0)} |" for key in STAT_KEYS]
+    lines.append(f"| errors (see `errors.parquet`) | {manifest['errors']} |")
+    return [*lines, ""]
+
+
+def _configs_section() -> list[str]:
+    lines = ["## Configs", ""]
+    for name, table in TABLES.items():
+        lines += [f"### `{name}`", "", table.description, "", "| column | type |", "|---|---|"]
+        lines += [f"| `{f.name}` | `{f.type}` |" for f in table.schema]
+        lines.append("")
+    return lines
+
+
+def _made_section(manifest: JSON) -> list[str]:
+    opts, redaction = manifest["options"], manifest.get("redaction") or {}
+    rules = ", ".join(redaction.get("rules", []))
+    return [
+        "## How it was made",
+        "",
+        f"* trajset {manifest['trajset_version']}; preference policies: {', '.join(opts['prefer'])}"
+        " (first decisive wins, `latest` is the fallback)",
+        f"* store kind: {opts['store_kind']}; filter: {opts.get('where') or 'none'}",
+        f"* redaction: {'rules ' + rules if opts['redact'] else 'none (exported unredacted)'}",
+        "* `manifest.json` holds the input fingerprints, every option and per-stage counts.",
+        "",
+        "Copied-context steps (kept across a compaction) and `llm_call_count: 0` steps stay in "
+        "`messages` as context, with `trainable: false`; only other assistant turns are `trainable`.",
+        "",
+    ]
+
+
+def card(manifest: JSON, license_id: str) -> str:
+    """The whole card: front matter, what it is, stats, configs, redaction, provenance, usage."""
+    intro = [
         front_matter(license_id, "Agent session trajectories"),
         "# Agent session trajectories",
         "",
@@ -51,71 +125,10 @@ def card(manifest: JSON, license_id: str) -> str:
         f"{manifest['trajset_version']}: every root-to-leaf path of every session tree as an ATIF v1.8 "
         "document (`atif/`), and the tables below as Parquet (`data/`).",
         "",
-        "## Stats",
-        "",
-        "| | count |",
-        "|---|---:|",
     ]
-    for key in (
-        "units",
-        "sessions_read",
-        "sessions_exported",
-        "sessions_failed",
-        "trees",
-        "forks",
-        "trajectories",
-        "trajectories_filtered_out",
-        "steps",
-        "outcomes",
-        "pairs",
-        "pairs_dropped_identical",
-        "pairs_dropped_unexported",
-    ):
-        body.append(f"| {key} | {counts.get(key, 0)} |")
-    body.append(f"| errors (see `errors.parquet`) | {manifest['errors']} |")
-    body += ["", "## Configs", ""]
-    for name, table in TABLES.items():
-        body += [f"### `{name}`", "", table.description, "", "| column | type |", "|---|---|"]
-        body += [f"| `{f.name}` | `{f.type}` |" for f in table.schema]
-        body.append("")
-    redaction = manifest.get("redaction") or {}
-    body += _redaction_section(opts, redaction)
-    body += [
-        "## How it was made",
-        "",
-        f"* trajset {manifest['trajset_version']}; preference policies: {', '.join(opts['prefer'])}"
-        " (first decisive wins, `latest` is the fallback)",
-        f"* store kind: {opts['store_kind']}; filter: {opts.get('where') or 'none'}",
-        f"* redaction: {'rules ' + ', '.join(redaction.get('rules', [])) if opts['redact'] else 'none (exported unredacted)'}",
-        "* `manifest.json` holds the input fingerprints, every option and per-stage counts.",
-        "",
-        "Copied-context steps (kept across a compaction) and `llm_call_count: 0` steps stay in "
-        "`messages` as context, with `trainable: false`; only other assistant turns are `trainable`.",
-        "",
-        "## Usage",
-        "",
-        "```python",
-        "from datasets import load_dataset",
-        "",
-        'sft = load_dataset("PATH_OR_REPO", "trajectories", split="train")',
-        'pairs = load_dataset("PATH_OR_REPO", "preferences", split="train")',
-        'good = sft.filter(lambda r: r["outcome_pass"])',
-        "```",
-        "",
-        "With TRL (tools are JSON text, which TRL parses):",
-        "",
-        "```python",
-        "from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer",
-        "",
-        'sft = sft.select_columns(["messages", "tools"])',
-        "trainer = SFTTrainer(model=MODEL, train_dataset=sft, args=SFTConfig(assistant_only_loss=True))",
-        'pairs = pairs.filter(lambda r: r["granularity"] == "turn" and r["kind"] == "response")',
-        'trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected"]),',
-        "                     args=DPOConfig())",
-        "```",
-        "",
-    ]
-    return "\n".join(body)
+    redaction = _redaction_section(manifest["options"], manifest.get("redaction") or {})
+    body = [*intro, *_stats_section(manifest), *_configs_section(), *redaction]
+    return "\n".join([*body, *_made_section(manifest), USAGE])
 
 
 def _redaction_section(opts: JSON, redaction: JSON) -> list[str]:

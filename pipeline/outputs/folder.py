@@ -16,7 +16,9 @@ MANAGED = ("atif", "data", "errors.parquet", "manifest.json", "README.md", ".tra
 def check_outside(out: Path, stores: Sequence[Path]) -> None:
     for store in stores:
         if store.is_dir() and out.resolve().is_relative_to(store.resolve()):
-            raise UsageError(f"--out {out} lies inside the store {store}; choose a folder outside it")
+            raise UsageError(
+                f"--out {out} lies inside the store {store}; choose a folder outside it"
+            )
 
 
 def prepare_output(out: Path, mode: Mode) -> None:

@@ -18,7 +18,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..tables import SCHEMAS
-
 from .files import atomic_write
 
 MAX_ROW_GROUP_BYTES = 100 * 1000 * 1000

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from trajset.schemas.atif import validate_document
+
 from ..tables import CONFIGS, SCHEMAS
 
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trajset.schemas.entries import validate_entry
+from trajset.schemas.entries import EntryUnion, validate_entry
 from trajset.schemas.session import Entry, Header, Session, Truncation, validate_header
 
 from ..errors import SessionReadError
@@ -59,77 +59,70 @@ def _header_id(path: Path) -> str:
     return ""
 
 
+def _lines(text: str) -> tuple[list[tuple[int, str]], int]:
+    """(non-empty lines with their numbers, number of the final line when nothing follows it).
+
+    A final line is one no byte follows but its own LF; only it may be cut
+    short (spec §3.1).  CR before LF is dropped; empty lines are skipped.
+    """
+    physical = text.split("\n")
+    lines = [(i + 1, raw.rstrip("\r")) for i, raw in enumerate(physical)]
+    lines = [(n, line) for n, line in lines if line]
+    if not lines:
+        return [], 0
+    last = lines[-1][0] - 1  # index into physical
+    tail_is_empty = last == len(physical) - 1 or (last == len(physical) - 2 and physical[-1] == "")
+    return lines, lines[-1][0] if tail_is_empty else 0
+
+
+def _header(line: str, lineno: int, source: str) -> tuple[Header, dict[str, JSON]]:
+    try:
+        raw = loads_strict(line)
+        return validate_header(raw), raw
+    except ValueError as exc:
+        rule = "unsupported_format" if "format" in str(exc) else "bad_header"
+        raise SessionReadError(str(exc), rule=rule, source=source, line=lineno) from None
+
+
+def _check_tree(body: EntryUnion, seen: set[str], lineno: int, source: str) -> None:
+    if body.id in seen:
+        raise SessionReadError(
+            f"duplicate entry id {body.id!r}",
+            rule="duplicate_id", source=source, line=lineno, entry_id=body.id,
+        )  # fmt: skip
+    if body.parent and body.parent not in seen:
+        raise SessionReadError(
+            f"no such entry: parent {body.parent!r} has not appeared on an earlier line",
+            rule="unknown_parent", source=source, line=lineno, entry_id=body.id,
+        )  # fmt: skip
+
+
 def read_session_text(text: str, source: str = "") -> Session:
     """Read one session from its JSONL text (spec §3.1)."""
-    physical = text.split("\n")
-    # The final element is what follows the last LF: "" when the file ends with LF.
-    numbered: list[tuple[int, str, bool]] = []  # (line number, text, is_last_line)
-    last_nonempty = -1
-    for i, raw_line in enumerate(physical):
-        line = raw_line.rstrip("\r")
-        if line:
-            last_nonempty = i
-        numbered.append((i + 1, line, False))
-    if last_nonempty < 0:
+    lines, final = _lines(text)
+    if not lines:
         raise SessionReadError("the file holds no header line", rule="empty", source=source, line=1)
-    # "No byte follows this line's LF": the only thing after it is the empty tail of split.
-    tail_is_empty = last_nonempty == len(physical) - 1 or (
-        last_nonempty == len(physical) - 2 and physical[-1] == ""
-    )
-
-    header: Header | None = None
-    header_raw: dict[str, JSON] = {}
+    header, header_raw = _header(lines[0][1], lines[0][0], source)
     entries: list[Entry] = []
     seen: set[str] = set()
     truncation: Truncation | None = None
-    for lineno, line, _ in numbered:
-        if not line:
-            continue
-        if header is None:
-            try:
-                header_raw = loads_strict(line)
-                header = validate_header(header_raw)
-            except ValueError as exc:
-                rule = "unsupported_format" if "format" in str(exc) else "bad_header"
-                raise SessionReadError(str(exc), rule=rule, source=source, line=lineno) from None
-            continue
-        is_final = lineno - 1 == last_nonempty and tail_is_empty
+    for lineno, line in lines[1:]:
         try:
             raw = loads_strict(line)
             body = validate_entry(raw)
         except ValueError as exc:
             reason = _decode_reason(exc)
-            if is_final:
+            if lineno == final:
                 truncation = Truncation(lineno, line, reason)
                 break
             raise SessionReadError(
                 f"line does not decode ({reason}); only a file's final line may be cut short",
-                rule="bad_line",
-                source=source,
-                line=lineno,
-            ) from None
-        if body.id in seen:
-            raise SessionReadError(
-                f"duplicate entry id {body.id!r}",
-                rule="duplicate_id",
-                source=source,
-                line=lineno,
-                entry_id=body.id,
-            )
-        if body.parent and body.parent not in seen:
-            raise SessionReadError(
-                f"no such entry: parent {body.parent!r} has not appeared on an earlier line",
-                rule="unknown_parent",
-                source=source,
-                line=lineno,
-                entry_id=body.id,
-            )
+                rule="bad_line", source=source, line=lineno,
+            ) from None  # fmt: skip
+        _check_tree(body, seen, lineno, source)
         seen.add(body.id)
         entries.append(Entry(raw=raw, body=body, line=lineno, index=len(entries)))
-    assert header is not None
-    return Session(
-        header=header, header_raw=header_raw, entries=entries, source=source, truncation=truncation
-    )
+    return Session(header, header_raw, entries, source=source, truncation=truncation)
 
 
 def _decode_reason(exc: ValueError) -> str:

@@ -57,7 +57,11 @@ def _sides(
 
 
 def _pair(
-    export: SessionExport, d: ForkDecision, child: str, granularity: str, prompt: ForkPrompt,
+    export: SessionExport,
+    d: ForkDecision,
+    child: str,
+    granularity: str,
+    prompt: ForkPrompt,
     sides: dict[str, tuple[str, list[Message] | None]],
 ) -> Row | str:
     """The pair row, or the reason it is dropped."""

@@ -45,7 +45,7 @@ def matching(rows: list[dict[str, Any]], expr: pl.Expr) -> list[bool]:
     if not rows:
         return []
     schema = pa.schema([TRAJECTORIES.field(n) for n in FILTER_COLUMNS])
-    frame = pl.from_arrow(
+    frame = pl.DataFrame(
         pa.Table.from_pylist([{k: r[k] for k in FILTER_COLUMNS} for r in rows], schema=schema)
     )
     return frame.select(expr.fill_null(False).alias("keep"))["keep"].to_list()

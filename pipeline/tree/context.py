@@ -19,8 +19,9 @@ from trajset.schemas.entries import (
     ItemEntry,
     ResponseEntry,
 )
-from trajset.schemas.openresponses import encode_item, encode_tool
+from trajset.schemas.openresponses import encode_item
 from trajset.schemas.session import Entry, Session
+from trajset.schemas.tools import encode_tool
 
 from ..errors import ContextError
 from ..jsonio import content_hash
@@ -120,7 +121,9 @@ def request_context(session: Session, response_id: str) -> Context:
     body = session.by_id[response_id].body
     assert isinstance(body, ResponseEntry)
     path = session.path(response_id)[:-1]
-    while path and isinstance(last := path[-1].body, ItemEntry) and last.response == body.response_id:
+    while (
+        path and isinstance(last := path[-1].body, ItemEntry) and last.response == body.response_id
+    ):
         path.pop()
     return build_context(path)
 

@@ -7,6 +7,7 @@ Used by ``trajset verify`` to check what a writer promised in its header's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from trajset.schemas.entries import DecisionEntry, DispatchEntry, ItemEntry, ResponseEntry, RunEntry
 from trajset.schemas.session import Entry, Session
@@ -26,10 +27,12 @@ class Call:
 
     @property
     def held(self) -> bool:
-        return self.dispatch is None and bool(self.decisions) and self.decisions[-1].verdict == "hold"
+        return (
+            self.dispatch is None and bool(self.decisions) and self.decisions[-1].verdict == "hold"
+        )
 
 
-def _item(e: Entry) -> dict | None:  # type: ignore[type-arg]
+def _item(e: Entry) -> dict[str, Any] | None:
     return e.body.item if isinstance(e.body, ItemEntry) else None
 
 
@@ -72,9 +75,12 @@ def compute_reason(segment: list[Entry]) -> tuple[str, list[str]]:
         return "aborted", pending
     for e in segment:
         b = e.body
-        if isinstance(b, ItemEntry) and b.item.get("type") == "function_call":
-            if b.response == last.response_id:
-                return "stopped", pending
+        if (
+            isinstance(b, ItemEntry)
+            and b.item.get("type") == "function_call"
+            and b.response == last.response_id
+        ):
+            return "stopped", pending
     return "done", pending
 
 
@@ -89,7 +95,8 @@ def _run_problems(path: list[Entry]) -> list[str]:
             (
                 e
                 for e in path[: position[end.id]]
-                if isinstance(e.body, RunEntry) and e.body.phase == "start"
+                if isinstance(e.body, RunEntry)
+                and e.body.phase == "start"
                 and e.body.run_id == b.run_id
             ),
             None,

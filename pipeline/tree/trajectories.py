@@ -30,7 +30,9 @@ def decide(index: TreeIndex, policies: Sequence[Policy]) -> dict[str, ForkDecisi
     return out
 
 
-def _fork_choices(session: Session, leaf: str, decisions: dict[str, ForkDecision]) -> list[ForkChoice]:
+def _fork_choices(
+    session: Session, leaf: str, decisions: dict[str, ForkDecision]
+) -> list[ForkChoice]:
     path = session.path(leaf)
     return [
         ForkChoice(decisions[e.id], path[i + 1].id)

@@ -21,8 +21,11 @@ from .score import PreferScore
 
 
 class Policy(Protocol):
-    name: str
-    arg: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def arg(self) -> str: ...
 
     def choose(self, index: TreeIndex, fork: str, children: list[str]) -> str: ...
 
