@@ -89,7 +89,7 @@ def run_export(
     check_outside(out, stores)
     prepare_output(out, run.mode)
     check_resumable(out, options, run.mode == Mode.resume)
-    ctx = RunContext(out, options, run.secrets, SessionIndex(units), world_size=run.workers)
+    ctx = RunContext(out, options, run.secrets, SessionIndex.of(units), world_size=run.workers)
     result = run_units(ctx, units, run, progress)
     assemble_outputs(out, result)
     manifest = write_manifest(out, options, result, version, redactor)

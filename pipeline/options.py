@@ -70,6 +70,9 @@ EXPORT_KEYS: dict[str, type] = {
 }
 
 
+TYPE_NAMES = {list: "an array", str: "a string", int: "an integer", bool: "true or false"}
+
+
 @dataclass(frozen=True)
 class ExportOptions:
     """Resolved options of one export run; everything that shapes the data files."""
@@ -137,8 +140,9 @@ def load_config(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             raise UsageError(
                 f"--config {path}: unknown option export.{key}; valid: {', '.join(EXPORT_KEYS)}"
             )
-        if not isinstance(value, EXPORT_KEYS[key]):
-            raise UsageError(f"--config {path}: export.{key} must be a {EXPORT_KEYS[key].__name__}")
+        expected = EXPORT_KEYS[key]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise UsageError(f"--config {path}: export.{key} must be {TYPE_NAMES[expected]}")
     if sorted(set(redact) - {"rules"}):
         raise UsageError(f"--config {path}: unknown option in [redact]; valid: redact.rules")
     rules = redact.get("rules", [])
@@ -191,7 +195,8 @@ def resolve(
         if redact
         else []
     )
-    workers = _pick(flags.get("workers"), conf, "workers", None) or default_workers
+    workers = _pick(flags.get("workers"), conf, "workers", None)
+    workers = default_workers if workers is None else workers
     if workers < 1:
         raise UsageError("--workers must be at least 1")
     options = ExportOptions(

@@ -58,7 +58,7 @@ class RunContext:
     out: Path
     options: ExportOptions
     secrets: tuple[str, ...] = ()
-    index: SessionIndex = field(default_factory=lambda: SessionIndex(()))
+    index: SessionIndex = field(default_factory=SessionIndex)
     rank: int = 0
     world_size: int = 1
 

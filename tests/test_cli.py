@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from trajset.pipeline.cli import app
 
 from .conftest import session_file
 
-COMMANDS = ["export", "inspect", "verify", "validate", "convert", "publish", "schema"]
+COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -20,6 +21,18 @@ def test_every_command_has_help_with_an_example(runner: CliRunner, command: str)
     result = runner.invoke(app, [command, "--help"])
     assert result.exit_code == 0
     assert "Example: trajset " + command in " ".join(result.output.split())
+
+
+def test_the_command_list_is_the_documented_one() -> None:
+    assert set(COMMANDS) >= {
+        "export",
+        "inspect",
+        "verify",
+        "validate",
+        "convert",
+        "publish",
+        "schema",
+    }
 
 
 def test_top_level_help_and_version(runner: CliRunner) -> None:

@@ -11,6 +11,7 @@ so linked subsessions can be loaded without reading every unit.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -77,14 +78,19 @@ def read_store(store: Path, kind: str = "auto") -> list[Session]:
     return [s for unit in discover([store], kind) for s in load_unit(unit)]
 
 
+@dataclass(frozen=True)
 class SessionIndex:
     """Session id -> the unit that holds it, for every unit of a run (headers only)."""
 
-    def __init__(self, units: Iterable[Unit]) -> None:
-        self.units: dict[str, Unit] = {}
+    units: dict[str, Unit] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, units: Iterable[Unit]) -> SessionIndex:
+        found: dict[str, Unit] = {}
         for u in units:
             for sid in reader_for(u.kind).session_ids(u):
-                self.units.setdefault(sid, u)
+                found.setdefault(sid, u)
+        return cls(found)
 
     def unit_of(self, session_id: str) -> Unit | None:
         return self.units.get(session_id)

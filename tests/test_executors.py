@@ -1,0 +1,38 @@
+"""Executors: results in unit order whatever the worker count; the job carries its context."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from trajset.pipeline import ExportOptions
+from trajset.pipeline.errors import UsageError
+from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
+from trajset.pipeline.stages import RunContext, UnitJob
+
+
+def _square(n: int) -> int:
+    return n * n
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_local_executor_returns_results_in_input_order(workers: int) -> None:
+    items = list(range(37))
+    assert list(LocalExecutor(workers).map(_square, items)) == [n * n for n in items]
+
+
+def test_registry_and_unknown_executor() -> None:
+    assert "local" in EXECUTORS
+    assert isinstance(make_executor("local", 2), LocalExecutor)
+    with pytest.raises(UsageError, match="valid: local"):
+        make_executor("spark", 2)
+
+
+def test_a_job_pickles_with_its_context_and_rebuilds_its_runtime(tmp_path: Path) -> None:
+    job = UnitJob(RunContext(tmp_path, ExportOptions(where="outcome_pass"), secrets=("s3cr3t",)))
+    assert job.runtime.redactor.active and job.runtime.where is not None
+    clone = pickle.loads(pickle.dumps(job))
+    assert "runtime" not in clone.__dict__  # built lazily where the job runs
+    assert clone.ctx == job.ctx and clone.runtime.redactor.active

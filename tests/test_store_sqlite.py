@@ -1,0 +1,96 @@
+"""The agentsession SQLite store (spec §8.2): a reader behind the store seam, like the files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from trajset.pipeline import (
+    ExportOptions,
+    RunOptions,
+    discover,
+    read_session,
+    read_store,
+    run_export,
+)
+from trajset.pipeline.stores import detect_kind
+
+from .conftest import session_file
+
+SCHEMA = """
+CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at TEXT, updated_at TEXT, cwd TEXT, parent_session TEXT,
+                       name TEXT, superseded_by TEXT, header TEXT) STRICT;
+CREATE TABLE entries (session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE, seq INTEGER, id TEXT, parent TEXT,
+                      type TEXT, line TEXT, UNIQUE(session_id, seq), UNIQUE(session_id, id)) STRICT;
+"""
+
+
+def make_db(path: Path, files: list[Path]) -> None:
+    """An agentsession SQLite store (spec §8.2) holding the given session files."""
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA)
+    for f in files:
+        lines = [line for line in f.read_text().splitlines() if line]
+        header = json.loads(lines[0])
+        db.execute(
+            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?)",
+            (
+                header["id"],
+                header["created_at"],
+                header["created_at"],
+                header.get("cwd"),
+                None,
+                None,
+                None,
+                lines[0],
+            ),
+        )
+        for seq, line in enumerate(lines[1:]):
+            e = json.loads(line)
+            db.execute(
+                "INSERT INTO entries VALUES (?,?,?,?,?,?)",
+                (header["id"], seq, e["id"], e["parent"], e["type"], line),
+            )
+    db.commit()
+    db.close()
+
+
+def test_sqlite_store_reads_like_the_files(agentsession_data: Path, tmp_path: Path) -> None:
+    names = ["basic", "branch", "compaction", "extensions", "runs"]
+    db = tmp_path / "store.db"
+    make_db(db, [session_file(n) for n in names])
+    units = discover([db])
+    assert [u.kind for u in units] == ["agentsession-sqlite"] * 5
+    by_id = {s.id: s for s in read_store(db)}
+    for n in names:
+        expected = read_session(session_file(n))
+        got = by_id[expected.id]
+        assert [e.raw for e in got.entries] == [e.raw for e in expected.entries]
+        assert got.header_raw == expected.header_raw
+
+
+def test_sqlite_store_exports(agentsession_data: Path, tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    make_db(db, [session_file(n) for n in ["basic", "branch"]])
+    run = run_export([db], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert run.stats.counts["trajectories"] == 3
+    assert not run.errors
+
+
+def test_a_database_is_detected_and_a_folder_is_not(
+    agentsession_data: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "store.db"
+    make_db(db, [session_file("basic")])
+    assert detect_kind(db) == "agentsession-sqlite"
+    assert detect_kind(tmp_path) == "agentsession"
+    assert detect_kind(session_file("basic")) == "agentsession"
+
+
+def test_a_unit_is_one_session_row(agentsession_data: Path, tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    make_db(db, [session_file("basic"), session_file("branch")])
+    units = discover([db])
+    assert [len(u.files) for u in units] == [1, 1] and all(u.key for u in units)
+    assert {u.label for u in units} == {f"{db}#{u.key}" for u in units}
