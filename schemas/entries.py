@@ -11,9 +11,16 @@ line decodes.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, cast
+from typing import Annotated, Any, ClassVar, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .openresponses import encode_item
 from .timestamps import parse_rfc3339
@@ -60,16 +67,15 @@ def _item(v: JSON) -> JSON:
     return v
 
 
+#: an Open Responses item as stored: kept as is, checked to decode when its type is known
+Item = Annotated[dict[str, JSON], AfterValidator(_item)]
+
+
 class ItemEntry(EntryBody):
     type: Literal["item"]
-    item: dict[str, JSON]
+    item: Item
     response: str | None = None
     visible: bool | None = None
-
-    @field_validator("item")
-    @classmethod
-    def _check_item(cls, v: JSON) -> JSON:
-        return _item(v)
 
 
 class ResponseEntry(EntryBody):
@@ -110,21 +116,16 @@ class ConfigEntry(EntryBody):
 class CompactionEntry(EntryBody):
     type: Literal["compaction"]
     first_kept: str
-    summary: dict[str, JSON]
+    summary: Item
     config: dict[str, JSON]
     tokens_before: int | None = None
     usage: dict[str, JSON] | None = None
-
-    @field_validator("summary")
-    @classmethod
-    def _check_summary(cls, v: JSON) -> JSON:
-        return _item(v)
 
 
 class BranchSummaryEntry(EntryBody):
     type: Literal["branch_summary"]
     from_: str = ""
-    summary: dict[str, JSON]
+    summary: Item
     usage: dict[str, JSON] | None = None
 
     @model_validator(mode="before")
@@ -136,11 +137,6 @@ class BranchSummaryEntry(EntryBody):
             data = {**data, "from_": data["from"]}
             data.pop("from")
         return data
-
-    @field_validator("summary")
-    @classmethod
-    def _check_summary(cls, v: JSON) -> JSON:
-        return _item(v)
 
 
 class RunEntry(EntryBody):
