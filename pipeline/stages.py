@@ -36,7 +36,7 @@ from trajset.schemas.session import Session
 from .atif import AtifOptions, SpillError, spill_media, to_atif
 from .errors import BadRecord, ContextError, TrajsetError, UnitFailed
 from .options import ExportOptions
-from .outputs.audit import count_placeholders, table_placeholders
+from .outputs.audit import count_placeholders, rows_placeholders
 from .outputs.documents import prepare_document, write_document, write_media
 from .outputs.markers import part_path
 from .outputs.parquet import to_table, write_part
@@ -309,10 +309,9 @@ def write_parts(
             for e in result.errors
         ]
     for name in TABLES:
-        table = to_table(name, rows.get(name, []))
-        write_part(part_path(ctx.out, result.unit, name), table)
+        write_part(part_path(ctx.out, result.unit, name), to_table(name, rows[name]))
         if r.active:
-            for rule, n in table_placeholders(table).items():
+            for rule, n in rows_placeholders(rows[name]).items():
                 result.stats.counts[f"redacted/{name}/{rule}"] += n
     errors = to_table("errors", [asdict(e) for e in result.errors])
     write_part(part_path(ctx.out, result.unit, "errors"), errors)
