@@ -10,15 +10,13 @@ again, so a link cycle ends.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trajset.schemas.entries import LinkEntry
 from trajset.schemas.session import Entry
 
 from .records import sorted_members
-
-if TYPE_CHECKING:
-    from .walker import Walk
+from .state import Walk
 
 JSON = Any
 #: child session id -> its main document (None when it is unknown or has none)

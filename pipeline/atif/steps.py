@@ -10,7 +10,7 @@ system or user steps.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trajset.schemas.entries import (
     BranchSummaryEntry,
@@ -25,10 +25,8 @@ from trajset.schemas.tools import tool_name
 
 from .content import item_text, message_content, output_content
 from .records import response_record, sorted_members
+from .state import Walk
 from .tools import parse_arguments
-
-if TYPE_CHECKING:
-    from .walker import Walk
 
 JSON = Any
 CostFn = Callable[[str, JSON], "float | None"]
