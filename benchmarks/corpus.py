@@ -18,6 +18,7 @@ import zlib
 from pathlib import Path
 
 from trajset.pipeline.builder import SessionBuilder
+from trajset.pipeline.stores.agentsession import store_path
 
 HARNESS = {"name": "acme-coder", "version": "2.3.1"}
 BASH = {
@@ -70,14 +71,8 @@ def _png(width: int = 2, height: int = 2) -> bytes:
     )
 
 
-def _stamp(created_at: str) -> str:
-    return created_at.replace(":", "-").replace("Z", ".000Z")
-
-
 def _write(root: Path, b: SessionBuilder, text: str | None = None) -> Path:
-    cwd = b.header.get("cwd") or ""
-    key = cwd.lstrip("/").replace("/", "-").replace("\\", "-").replace(":", "-") or "default"
-    path = root / key / f"{_stamp(b.header['created_at'])}_{b.header['id']}.jsonl"
+    path = store_path(root, b.header)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text if text is not None else b.text(), encoding="utf-8")
     return path

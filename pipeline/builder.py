@@ -16,7 +16,7 @@ from typing import Any
 
 from trajset.schemas.session import Session
 
-from .stores.agentsession import read_session_text
+from .stores.agentsession import read_session_text, session_text
 from .tree.context import canonical_request, request_context, request_hash
 
 JSON = Any
@@ -200,10 +200,7 @@ class SessionBuilder:
     # -- output ----------------------------------------------------------------
 
     def text(self) -> str:
-        lines = [self.header, *self.entries]
-        return "".join(
-            json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines
-        )
+        return session_text(self.header, self.entries)
 
     def session(self, source: str = "") -> Session:
         return read_session_text(self.text(), source=source)

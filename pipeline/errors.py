@@ -7,8 +7,10 @@
     │   ├── UsageError            bad option or configuration (exit 2)
     │   └── OutputError           the output folder cannot be used as asked
     ├── UnitFailed                this work unit is lost; the run goes on
-    │   └── SessionReadError      a session file that does not read (bad header,
-    │                             corrupt line, duplicate id, unknown parent)
+    │   ├── SessionReadError      a session file that does not read (bad header,
+    │   │                         corrupt line, duplicate id, unknown parent)
+    │   └── UnitSkipped           a unit that holds no sessions by design (counted,
+    │                             not an error row)
     └── BadRecord                 one record is lost; the rest of the unit goes on
         ├── ContextError          a leaf whose context cannot be built
         └── DocumentInvalid       an ATIF document that fails validation
@@ -92,6 +94,16 @@ class SessionReadError(UnitFailed):
             message, source=source, line=line, session_id=session_id, entry_id=entry_id
         )
         self.rule = rule
+
+
+class UnitSkipped(UnitFailed):
+    """Not a failure: the unit holds no sessions by design; ``reason`` is counted."""
+
+    kind = "skipped"
+
+    def __init__(self, message: str, *, reason: str, source: str = "") -> None:
+        super().__init__(message, source=source)
+        self.reason = reason
 
 
 class BadRecord(TrajsetError):

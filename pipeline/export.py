@@ -80,7 +80,7 @@ def run_export(
 ) -> RunResult:
     """The whole ``trajset export`` job; raises ``AbortRun`` subclasses for usage and output problems."""
     run = run or RunOptions()
-    units = discover(stores, options.store_kind)
+    units = discover(stores, options.store_kind, options.reader_options)
     options.policies()  # fail early on a bad --prefer
     redactor = options.redactor(list(run.secrets))  # fail early on a bad rule
     if options.where:

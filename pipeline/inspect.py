@@ -14,8 +14,8 @@ from typing import Any
 from trajset.schemas.entries import CompactionEntry
 from trajset.schemas.session import Session
 
-from .errors import ContextError, UnitFailed
-from .stores import discover, load_unit
+from .errors import ContextError, UnitFailed, UnitSkipped
+from .stores import Unit, discover, load_unit
 from .tree.context import build_context, verify_response
 from .tree.lifecycle import verify_records
 
@@ -54,13 +54,24 @@ def session_report(session: Session) -> dict[str, JSON]:
     return rep
 
 
-def inspect_store(stores: list[Path]) -> list[dict[str, JSON]]:
+def _loaded(unit: Unit) -> list[Session | UnitFailed]:
+    """The unit's sessions and errors; a unit skipped by design gives neither."""
+    try:
+        return list(load_unit(unit))
+    except UnitSkipped:
+        return []
+    except UnitFailed as exc:
+        return [exc]
+
+
+def inspect_store(stores: list[Path], kind: str = "auto") -> list[dict[str, JSON]]:
     reports: list[dict[str, JSON]] = []
-    for unit in discover(stores):
-        try:
-            reports.extend(session_report(s) for s in load_unit(unit))
-        except UnitFailed as exc:
-            reports.append({"source": unit.label, "error": str(exc)})
+    for unit in discover(stores, kind):
+        for s in _loaded(unit):
+            if isinstance(s, Session):
+                reports.append(session_report(s))
+            else:
+                reports.append({"source": s.source or unit.label, "error": str(s)})
     return reports
 
 
@@ -105,18 +116,16 @@ def verify_session(session: Session) -> tuple[list[str], int]:
     return lines, counts["failed"]
 
 
-def verify_store(stores: list[Path]) -> tuple[list[str], int]:
+def verify_store(stores: list[Path], kind: str = "auto") -> tuple[list[str], int]:
     out: list[str] = []
     failed = 0
-    for unit in discover(stores):
-        try:
-            sessions = load_unit(unit)
-        except UnitFailed as exc:
-            out.append(f"{exc}")
-            failed += 1
-            continue
-        for session in sessions:
-            lines, n = verify_session(session)
-            out.extend(lines)
-            failed += n
+    for unit in discover(stores, kind):
+        for s in _loaded(unit):
+            if isinstance(s, Session):
+                lines, n = verify_session(s)
+                out.extend(lines)
+                failed += n
+            else:
+                out.append(f"{s}")
+                failed += 1
     return out, failed

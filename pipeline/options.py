@@ -67,6 +67,7 @@ EXPORT_KEYS: dict[str, type] = {
     "no_redact": bool,
     "store_kind": str,
     "executor": str,
+    "reader_option": list,
 }
 
 
@@ -85,6 +86,7 @@ class ExportOptions:
     secret_count: int = 0  # how many literal secrets were given (the values are never stored)
     where: str | None = None
     license: str = "other"
+    reader_options: tuple[tuple[str, str], ...] = ()  # NAME=VALUE for the store reader
 
     def policies(self) -> list[Policy]:
         return [parse_policy(p) for p in self.prefer]
@@ -153,6 +155,17 @@ def load_config(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return export, rules
 
 
+def reader_options(values: list[str]) -> tuple[tuple[str, str], ...]:
+    """``NAME=VALUE`` strings as sorted pairs; ``UsageError`` for one without ``=``."""
+    pairs = []
+    for v in values:
+        name, eq, value = v.partition("=")
+        if not eq or not name:
+            raise UsageError(f"--reader-option {v!r}: write NAME=VALUE, e.g. keep_truncated=true")
+        pairs.append((name.strip(), value.strip()))
+    return tuple(sorted(pairs))
+
+
 def _pick(flag: Any, conf: dict[str, Any], key: str, default: Any) -> Any:
     """The flag when given (not None), else the config file's value, else the default."""
     if flag is not None:
@@ -175,7 +188,7 @@ def resolve(
     """Merge the command line (``None`` = not given), the config file and the defaults.
 
     ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env, where,
-    license, workers, executor, mode.
+    license, workers, executor, mode, reader_option.
     """
     conf, custom = load_config(config) if config else ({}, [])
     cli_redaction = any(flags.get(k) for k in ("redact", "secret", "secret_env"))
@@ -208,6 +221,7 @@ def resolve(
         secret_count=len(secrets),
         where=_pick(flags.get("where"), conf, "where", None),
         license=_pick(flags.get("license"), conf, "license", "other"),
+        reader_options=reader_options(_pick(flags.get("reader_option"), conf, "reader_option", [])),
     )
     options.policies()  # fail early on a bad --prefer
     run = RunOptions(

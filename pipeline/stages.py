@@ -34,7 +34,7 @@ from trajset.schemas.records import (
 from trajset.schemas.session import Session
 
 from .atif import AtifOptions, SpillError, spill_media, to_atif
-from .errors import BadRecord, ContextError, TrajsetError, UnitFailed
+from .errors import BadRecord, ContextError, TrajsetError, UnitFailed, UnitSkipped
 from .options import ExportOptions
 from .outputs.audit import count_placeholders, rows_placeholders
 from .outputs.documents import prepare_document, write_document, write_media
@@ -103,9 +103,10 @@ def linked_sessions(ctx: RunContext, session: Session) -> dict[str, Session]:
                 continue
             unit = ctx.index.unit_of(sid)
             try:
-                child = next((s for s in load_unit(unit) if s.id == sid), None) if unit else None
+                loaded = load_unit(unit) if unit else []
             except UnitFailed:
-                child = None
+                loaded = []
+            child = next((s for s in loaded if isinstance(s, Session) and s.id == sid), None)
             if child is not None:
                 found[sid] = child
                 todo.append(child)
@@ -118,15 +119,23 @@ def read(ctx: RunContext, unit: Unit, result: UnitResult) -> Iterator[SessionInp
     with stats.timed("read") as st:
         st.taken += 1
         try:
-            sessions = load_unit(unit)
+            loaded = load_unit(unit)
+        except UnitSkipped as exc:
+            st.dropped[f"skipped_{exc.reason}"] += 1
+            stats.counts["units_skipped"] += 1
+            return
         except UnitFailed as exc:
-            st.dropped[getattr(exc, "rule", exc.kind)] += 1
-            result.errors.append(error_row(exc, unit))
+            loaded = [exc]
+        inputs = []
+        for s in loaded:
+            if isinstance(s, Session):
+                inputs.append(SessionInput(s, linked_sessions(ctx, s)))
+                continue
+            st.dropped[getattr(s, "rule", s.kind)] += 1
+            result.errors.append(error_row(s, unit))
             stats.counts["sessions_read"] += 1
             stats.counts["sessions_failed"] += 1
-            return
-        st.passed += 1
-        inputs = [SessionInput(s, linked_sessions(ctx, s)) for s in sessions]
+        st.passed += bool(inputs)
     yield from inputs
 
 

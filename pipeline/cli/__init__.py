@@ -12,9 +12,10 @@ from typing import Annotated
 import typer
 
 from .. import __version__
+from .convert import convert
 from .export import export
 from .inspect import inspect, verify
-from .planned import convert, publish
+from .planned import publish
 from .validate import schema, validate
 
 app = typer.Typer(

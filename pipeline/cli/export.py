@@ -33,6 +33,18 @@ StoreArgs = Annotated[
 ]
 
 
+StoreKindOption = Annotated[
+    StoreKind | None, typer.Option("--store-kind", help="Store kind (default: auto).")
+]
+ReaderOptions = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--reader-option",
+        help="NAME=VALUE for the store reader, e.g. keep_truncated=true (einox); repeatable.",
+    ),
+]
+
+
 def stores_or_sample(stores: list[Path] | None) -> list[Path]:
     return list(stores) if stores else [sample_store()]
 
@@ -43,9 +55,7 @@ def export(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (the dataset).")] = Path(
         "trajset-out"
     ),
-    store_kind: Annotated[
-        StoreKind | None, typer.Option(help="Store kind (default: auto).")
-    ] = None,
+    store_kind: StoreKindOption = None,
     prefer: Annotated[
         list[str] | None,
         typer.Option(help=f"{spellings()}; repeat to chain, the first decisive wins."),
@@ -80,6 +90,7 @@ def export(
     license_id: Annotated[
         str | None, typer.Option("--license", help="License id for the card (default: other).")
     ] = None,
+    reader_option: ReaderOptions = None,
 ) -> None:
     """Export every trajectory as ATIF v1.8 plus Parquet tables, laid out as a Hugging Face dataset.
 
@@ -88,7 +99,7 @@ def export(
     flags: dict[str, Any] = {
         "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
         "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
-        "workers": workers, "executor": executor, "mode": mode,
+        "workers": workers, "executor": executor, "mode": mode, "reader_option": reader_option,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
     bar = _ProgressBar() if not quiet and sys.stderr.isatty() else None

@@ -9,19 +9,20 @@ import typer
 
 from ..inspect import inspect_store, verify_store
 from .errors import exits
-from .export import StoreArgs, stores_or_sample
+from .export import StoreArgs, StoreKindOption, stores_or_sample
 
 
 @exits
 def inspect(
     store: StoreArgs = None,
     as_json: bool = typer.Option(False, "--json", help="One JSON object per session."),
+    store_kind: StoreKindOption = None,
 ) -> None:
     """Show sessions, trees, forks, leaves and problems of a store.
 
     Example: trajset inspect ~/.agent/sessions/home-u-proj
     """
-    reports = inspect_store(stores_or_sample(store))
+    reports = inspect_store(stores_or_sample(store), store_kind or "auto")
     totals = {"sessions": 0, "unreadable": 0, "entries": 0, "forks": 0, "leaves": 0, "truncated": 0}
     for rep in reports:
         totals["sessions"] += 1
@@ -57,12 +58,12 @@ def format_report(rep: dict[str, Any]) -> str:
 
 
 @exits
-def verify(store: StoreArgs = None) -> None:
+def verify(store: StoreArgs = None, store_kind: StoreKindOption = None) -> None:
     """Rebuild every recorded request hash and check the record rules; exit 1 on a mismatch.
 
     Example: trajset verify session.jsonl
     """
-    lines, failed = verify_store(stores_or_sample(store))
+    lines, failed = verify_store(stores_or_sample(store), store_kind or "auto")
     for line in lines:
         typer.echo(line)
     if failed:

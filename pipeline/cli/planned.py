@@ -12,19 +12,6 @@ from .errors import USAGE, exits, fail
 
 
 @exits
-def convert(
-    store: Annotated[Path, typer.Argument(help="An einox or suga store.")],
-    to: Annotated[str, typer.Option(help="Target format.")] = "agentsession",
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("converted"),
-) -> None:
-    """Convert an einox or suga store into Agent Session Format files.
-
-    Example: trajset convert ~/einox/data --to agentsession --out sessions/
-    """
-    fail(f"convert is not available yet in trajset {__version__} (no converting reader)", USAGE)
-
-
-@exits
 def publish(
     directory: Annotated[Path, typer.Argument(help="An export folder.")],
     repo_id: Annotated[str, typer.Argument(help="Hub dataset repository, e.g. acme/sessions.")],

@@ -57,6 +57,7 @@ def write_manifest(
             "redact": options.redact,
             "where": options.where,
             "license": options.license,
+            "reader_options": dict(options.reader_options),
         },
         "inputs": _inputs(run, redactor),
         "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},

@@ -17,14 +17,16 @@ from pathlib import Path
 
 from trajset.schemas.session import Session
 
-from ..errors import UsageError
+from ..errors import UnitFailed, UsageError
 from .agentsession import AgentSessionReader, read_session, read_session_text
-from .base import StoreReader, Unit
+from .base import Loaded, StoreReader, Unit
+from .einox import EinoxReader
 from .sqlite import SqliteReader
 
 #: store kind -> reader, most specific first (``auto`` takes the first whose ``detect`` says yes)
 READERS: dict[str, StoreReader] = {
     "agentsession-sqlite": SqliteReader(),
+    "einox": EinoxReader(),
     "agentsession": AgentSessionReader(),
 }
 STORE_KINDS = ("auto", *READERS)
@@ -51,8 +53,11 @@ def reader_for(kind: str) -> StoreReader:
     return READERS[kind]
 
 
-def discover(stores: Iterable[Path], kind: str = "auto") -> list[Unit]:
-    """Every work unit of the given stores, in a stable order, each once."""
+def discover(
+    stores: Iterable[Path], kind: str = "auto", options: tuple[tuple[str, str], ...] = ()
+) -> list[Unit]:
+    """Every work unit of the given stores, in a stable order, each once; ``options`` are
+    the reader options every unit carries."""
     if kind != "auto":
         reader_for(kind)
     units: dict[Unit, None] = {}
@@ -60,12 +65,13 @@ def discover(stores: Iterable[Path], kind: str = "auto") -> list[Unit]:
         k = detect_kind(store) if kind == "auto" else kind
         if not store.exists():
             raise UsageError(f"store {store} does not exist")
-        units.update(dict.fromkeys(READERS[k].units(store)))
+        units.update(dict.fromkeys(READERS[k].units(store, options)))
     return list(units)
 
 
-def load_unit(unit: Unit) -> list[Session]:
-    """The sessions of one unit (``UnitFailed`` when it cannot be read)."""
+def load_unit(unit: Unit) -> Loaded:
+    """The sessions of one unit, an error in place of each that does not read
+    (``UnitFailed`` when the whole unit cannot be read)."""
     return reader_for(unit.kind).load(unit)
 
 
@@ -74,8 +80,15 @@ def fingerprint(unit: Unit) -> tuple[str, int]:
 
 
 def read_store(store: Path, kind: str = "auto") -> list[Session]:
-    """Every session of a store, read in the calling process (a convenience for notebooks and tests)."""
-    return [s for unit in discover([store], kind) for s in load_unit(unit)]
+    """Every session of a store that reads, in the calling process (for notebooks and tests;
+    ``trajset inspect`` reports the ones that do not)."""
+    out: list[Session] = []
+    for unit in discover([store], kind):
+        try:
+            out.extend(s for s in load_unit(unit) if isinstance(s, Session))
+        except UnitFailed:
+            continue
+    return out
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,17 @@ file, line and rule.  A folder covers the jsonl store layout
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 from trajset.schemas.entries import EntryUnion, validate_entry
 from trajset.schemas.session import Entry, Header, Session, Truncation, validate_header
+from trajset.schemas.timestamps import parse_rfc3339
 
 from ..errors import SessionReadError
 from ..jsonio import loads_strict
-from .base import Unit, file_fingerprint
+from .base import Loaded, Unit, file_fingerprint
 
 JSON = Any
 
@@ -28,14 +30,13 @@ class AgentSessionReader:
     def detect(self, path: Path) -> bool:
         return path.is_file() or path.is_dir()
 
-    def units(self, path: Path) -> list[Unit]:
-        if path.is_file():
-            return [Unit("agentsession", (str(path),))]
-        return [
-            Unit("agentsession", (str(p),)) for p in sorted(path.rglob("*.jsonl")) if p.is_file()
-        ]
+    def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
+        files = (
+            [path] if path.is_file() else [p for p in sorted(path.rglob("*.jsonl")) if p.is_file()]
+        )
+        return [Unit("agentsession", (str(p),), options=options) for p in files]
 
-    def load(self, unit: Unit) -> list[Session]:
+    def load(self, unit: Unit) -> Loaded:
         return [read_session(unit.files[0])]
 
     def session_ids(self, unit: Unit) -> list[str]:
@@ -148,3 +149,33 @@ def read_session(path: str | Path) -> Session:
             "file is not UTF-8", rule="encoding", source=str(p), line=line
         ) from None
     return read_session_text(text, source=str(p))
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def session_text(header: dict[str, JSON], entries: list[dict[str, JSON]]) -> str:
+    """A session as JSONL text: the header line, then one line per entry (compact, UTF-8)."""
+    return "".join(
+        json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in (header, *entries)
+    )
+
+
+def store_path(root: Path, header: dict[str, JSON]) -> Path:
+    """Where the jsonl store layout keeps a session (spec §8.1):
+    ``<root>/<project-key>/<stamp>_<session-id>.jsonl``."""
+    cwd = str(header.get("cwd") or "")
+    key = cwd.lstrip("/").replace("/", "-").replace("\\", "-").replace(":", "-") or "default"
+    created = parse_rfc3339(str(header["created_at"])).astimezone(UTC)
+    stamp = created.strftime("%Y-%m-%dT%H-%M-%S.") + f"{created.microsecond // 1000:03d}Z"
+    return root / key / f"{stamp}_{header['id']}.jsonl"
+
+
+def write_session(root: Path, session: Session) -> Path:
+    """Write ``session`` into the jsonl store at ``root``; returns the file's path."""
+    path = store_path(root, session.header_raw)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        session_text(session.header_raw, [e.raw for e in session.entries]), encoding="utf-8"
+    )
+    return path

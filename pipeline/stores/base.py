@@ -17,19 +17,34 @@ from typing import Protocol
 
 from trajset.schemas.session import Session
 
+from ..errors import UnitFailed
+
 
 @dataclass(frozen=True)
 class Unit:
-    """The files one worker reads together; ``key`` selects inside a file (a database session)."""
+    """The files one worker reads together.
+
+    ``key`` selects inside a store (a database session, an owner); ``name`` is
+    where the unit lives when that is not its first file (an owner's folder);
+    ``options`` are the reader options (``--reader-option NAME=VALUE``).
+    """
 
     kind: str  # the READERS name of the store kind
     files: tuple[str, ...]
     key: str = ""
+    name: str = ""
+    options: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
-        """Where the unit comes from, for messages and errors (first file, ``#key``)."""
+        """Where the unit comes from, for messages and errors."""
+        if self.name:
+            return self.name
         return f"{self.files[0]}#{self.key}" if self.key else self.files[0]
+
+
+#: what loading a unit gives: its sessions, and an error for each session that did not read
+Loaded = list[Session | UnitFailed]
 
 
 class StoreReader(Protocol):
@@ -39,12 +54,14 @@ class StoreReader(Protocol):
         """True when ``path`` is a store of this kind (asked in ``READERS`` order)."""
         ...
 
-    def units(self, path: Path) -> list[Unit]:
-        """Every work unit of the store at ``path``, in a stable order."""
+    def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
+        """Every work unit of the store at ``path``, in a stable order, carrying ``options``."""
         ...
 
-    def load(self, unit: Unit) -> list[Session]:
-        """The sessions of ``unit``; ``UnitFailed`` when the unit cannot be read."""
+    def load(self, unit: Unit) -> Loaded:
+        """The sessions of ``unit`` (an error in place of each one that does not read);
+        ``UnitFailed`` when the whole unit cannot be read, ``UnitSkipped`` when it holds
+        no sessions by design."""
         ...
 
     def session_ids(self, unit: Unit) -> list[str]:

@@ -14,7 +14,7 @@ from trajset.schemas.session import Session
 
 from ..errors import SessionReadError, UsageError
 from .agentsession import read_session_text
-from .base import Unit
+from .base import Loaded, Unit
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -52,15 +52,15 @@ class SqliteReader:
         except OSError:
             return False
 
-    def units(self, path: Path) -> list[Unit]:
+    def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
         try:
             with _connect(path) as db:
                 ids = [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
         except sqlite3.Error as exc:
             raise UsageError(f"{path}: not an agentsession database ({exc})") from None
-        return [Unit("agentsession-sqlite", (str(path),), sid) for sid in ids]
+        return [Unit("agentsession-sqlite", (str(path),), sid, options=options) for sid in ids]
 
-    def load(self, unit: Unit) -> list[Session]:
+    def load(self, unit: Unit) -> Loaded:
         return [read_sqlite_session(Path(unit.files[0]), unit.key)]
 
     def session_ids(self, unit: Unit) -> list[str]:

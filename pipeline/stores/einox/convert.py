@@ -1,0 +1,361 @@
+"""One einox session as a linear list of Agent Session Format entries (spec §5-§9).
+
+Messages give the content (complete arguments, final text); events give the
+time, the usage of each model call, the model in force, human verdicts and
+outcomes.  Each turn's entries are contiguous, so a fork can be hung on its
+source after the turns they share (``lineage.py``).  Events without an
+equivalent are kept as ``einox:event`` extension entries; members without
+one as ``einox:``-prefixed members.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import texts
+from .decisions import Decisions
+from .record import Event, Record, ms_to_rfc3339
+from .turns import Turn, assign_messages, split_events
+
+JSON = Any
+#: events whose content is carried by messages, config or decisions (not kept as einox:event)
+CARRIED = frozenset(
+    {
+        "user_message", "text_delta", "thinking_delta", "tool_call", "tool_result", "usage",
+        "model_change", "instruction_change",
+        "approval_request", "approval_decision", "approval_timeout",
+        "ask_user_request", "ask_decision", "ask_timeout", "ask_ignored",
+        "plan_request", "plan_decision", "plan_timeout",
+    }
+)  # fmt: skip
+USAGE_ZERO = {
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens_details": {"reasoning_tokens": 0},
+}
+
+
+@dataclass
+class Entries:
+    """Linear entries of one session: ids ``<sid>-NNNN``, each the parent of the next."""
+
+    sid: str
+    raws: list[dict[str, JSON]] = field(default_factory=list)
+    times: list[int] = field(default_factory=list)  # each entry's time (ms), non-decreasing
+    clock: int = 0  # last time used (ms); events without ts take it
+
+    def add(self, entry_type: str, ts: int | None, /, **body: JSON) -> str:
+        self.clock = max(self.clock, ts or 0)
+        eid = f"{self.sid}-{len(self.raws) + 1:04d}"
+        parent = self.raws[-1]["id"] if self.raws else None
+        raw = {"type": entry_type, "id": eid, "parent": parent, "ts": ms_to_rfc3339(self.clock)}
+        raw.update(body)
+        self.raws.append(raw)
+        self.times.append(self.clock)
+        return eid
+
+    @property
+    def last(self) -> str:
+        return str(self.raws[-1]["id"]) if self.raws else ""
+
+
+@dataclass
+class Converted:
+    """A session's entries and, per turn, how many entries existed when it ended."""
+
+    record: Record
+    entries: Entries
+    turn_ends: list[int]  # turn_ends[k] = len(entries) after turn k (index 0: before any turn)
+
+
+@dataclass
+class Converter:
+    record: Record
+    keep_truncated: bool = False
+    model: str = ""
+    instructions: str = ""
+    calls: int = 0
+    out: Entries = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.out = Entries(self.record.sid, clock=self.record.started_ms())
+
+    # -- whole session ------------------------------------------------------------
+
+    def run(self, inherited: int = 0) -> Converted:
+        r = self.record
+        turns, trailing = split_events(r.events)
+        assign_messages(turns, r.messages, inherited)
+        self.model = str((r.raw.get("model") or {}).get("model") or "")
+        first_change = next((e for e in r.events if e.event == "model_change"), None)
+        if first_change is not None and isinstance(first_change.data, dict):
+            self.model = str(first_change.data.get("from") or self.model)
+        self._session_config(turns)
+        self.out.add("einox:session", r.started_ms(), **session_facts(r))
+        if inherited:
+            self._messages(Turn(start=0, end=inherited), inherited=True)
+        ends = [len(self.out.raws)]
+        for turn in turns:
+            self._turn(turn)
+            ends.append(len(self.out.raws))
+        for e in trailing:
+            self._keep_event(e)
+        self._session_outcome(turns)
+        return Converted(r, self.out, ends)
+
+    def _session_config(self, turns: list[Turn]) -> None:
+        r = self.record
+        first = next((e for t in turns for e in t.events if e.event == "instruction_change"), None)
+        self.instructions = str(
+            (first.data or {}).get("text")
+            if first is not None and isinstance(first.data, dict)
+            else r.raw.get("last_instruction") or ""
+        )
+        body: dict[str, JSON] = {"model": self.model} if self.model else {}
+        if self.instructions:
+            body["instructions"] = self.instructions
+        self.out.add("config", r.started_ms(), **body)
+
+    # -- one turn -----------------------------------------------------------------
+
+    def _turn(self, turn: Turn) -> None:
+        usage = [e for e in turn.events if e.event == "usage" and not _get(e, "spawn_id")]
+        results = {_get(e, "call_id"): e for e in turn.events if e.event == "tool_result"}
+        decisions = Decisions.of(turn.events)
+        opening = next(
+            (
+                e
+                for e in turn.events
+                if e.event in ("user_message", "steer_injected", "notify_injected")
+            ),
+            None,
+        )
+        self.out.clock = max(self.out.clock, (opening.ts if opening else None) or 0)
+        for e in turn.events:
+            if e.event == "model_change" and isinstance(e.data, dict) and e.data.get("to"):
+                self.model = str(e.data["to"])
+            if (
+                e.event == "instruction_change"
+                and _get(e, "text")
+                and _get(e, "text") != self.instructions
+            ):
+                self.instructions = str(_get(e, "text"))
+                self.out.add("config", e.ts, instructions=self.instructions)
+        self._messages(turn, usage=usage, results=results, decisions=decisions)
+        for e in turn.events:
+            if e.event not in CARRIED:
+                self._keep_event(e)
+        self._turn_outcomes(turn, decisions)
+
+    def _messages(
+        self,
+        turn: Turn,
+        *,
+        inherited: bool = False,
+        usage: list[Event] | None = None,
+        results: dict[str, Event] | None = None,
+        decisions: Decisions | None = None,
+    ) -> None:
+        calls_made = 0
+        for m in self.record.messages[turn.start : turn.end]:
+            role = m.get("role")
+            if role == "assistant":
+                call_usage = (
+                    (usage or [])[calls_made] if usage and calls_made < len(usage) else None
+                )
+                self._assistant(m, call_usage, decisions, inherited)
+                calls_made += 1
+            elif role == "tool":
+                self._tool(m, (results or {}).get(str(m.get("tool_call_id") or "")), inherited)
+            else:
+                self._user_or_system(m, str(role), inherited)
+
+    def _user_or_system(self, m: JSON, role: str, inherited: bool) -> None:
+        text = str(m.get("content") or "")
+        item = {"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}
+        extra: dict[str, JSON] = {"einox:inherited": True} if inherited else {}
+        mark = texts.injected(text) if role == "user" else None
+        if mark is not None:
+            extra["einox:injected"] = mark[0]
+            if not mark[1]:
+                extra["visible"] = False
+            if mark[0] == "gate_feedback":
+                self._gate_outcome(text)
+        if m.get("extra"):
+            extra["einox:extra"] = m["extra"]
+        self.out.add("item", None, item=item, **extra)
+
+    def _assistant(
+        self, m: JSON, usage: Event | None, decisions: Decisions | None, inherited: bool
+    ) -> None:
+        self.calls += 1
+        rid = f"{self.record.sid}-resp{self.calls}"
+        mark = {"einox:inherited": True} if inherited else {}
+        ts = usage.ts if usage is not None else None
+        items: list[dict[str, JSON]] = []
+        if m.get("reasoning_content"):
+            items.append(
+                {
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": str(m["reasoning_content"])}],
+                }
+            )
+        if m.get("content"):
+            items.append(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "output_text", "text": str(m["content"]), "annotations": []}
+                    ],
+                }
+            )
+        calls = [c for c in m.get("tool_calls") or [] if isinstance(c, dict)]
+        for c in calls:
+            fn = c.get("function") or {}
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": str(c.get("id") or ""),
+                    "name": str(fn.get("name") or ""),
+                    "arguments": str(fn.get("arguments") or ""),
+                }
+            )
+        call_ids = {}
+        for item in items:
+            eid = self.out.add("item", ts, item=item, response=rid, **mark)
+            if item["type"] == "function_call":
+                call_ids[item["call_id"]] = eid
+        body: dict[str, JSON] = {"response_id": rid}
+        if self.model:
+            body["model"] = self.model
+        body["status"] = "completed" if items else "failed"
+        if usage is not None and isinstance(usage.data, dict):
+            d = usage.data
+            pt, ct = int(d.get("prompt_tokens") or 0), int(d.get("completion_tokens") or 0)
+            body["usage"] = {
+                "input_tokens": pt,
+                "output_tokens": ct,
+                "total_tokens": int(d.get("total_tokens") or pt + ct),
+                **USAGE_ZERO,
+            }
+            body["einox:usage"] = d
+        self.out.add("response", ts, **body, **mark)
+        for cid, target in call_ids.items():
+            for verdict in decisions.of_call(cid) if decisions else []:
+                self.out.add("decision", verdict.ts, call_id=cid, target=target, **verdict.body)
+
+    def _tool(self, m: JSON, result: Event | None, inherited: bool) -> None:
+        cid = str(m.get("tool_call_id") or "")
+        output = self._restored(str(m.get("content") or ""), cid)
+        extra: dict[str, JSON] = {"einox:inherited": True} if inherited else {}
+        if result is not None and isinstance(result.data, dict):
+            extra["einox:result"] = {
+                k: v for k, v in result.data.items() if k not in ("call_id", "preview")
+            }
+        item = {"type": "function_call_output", "call_id": cid, "output": output}
+        self.out.add("item", result.ts if result else None, item=item, **extra)
+
+    def _restored(self, content: str, call_id: str) -> str:
+        """A truncated tool output restored from ``spill/trunc/`` unless told to keep the placeholder."""
+        if self.keep_truncated or texts.PLACEHOLDER not in content:
+            return content
+        m = texts.SPILL_RE.search(content)
+        path = self.record.ws / "spill" / "trunc" / (m.group(1) if m else call_id)
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return content
+
+    def _keep_event(self, e: Event) -> None:
+        self.out.add("einox:event", e.ts, event=e.event, event_id=e.id, data=e.data)
+
+    # -- outcomes -----------------------------------------------------------------
+
+    def _gate_outcome(self, feedback: str) -> None:
+        target = next((r["id"] for r in reversed(self.out.raws) if r["type"] == "response"), "")
+        self.out.add(
+            "outcome",
+            None,
+            kind="test",
+            target=target or None,
+            **{"pass": False},
+            label="quality_gate",
+            details={"feedback": feedback},
+        )
+
+    def _turn_outcomes(self, turn: Turn, decisions: Decisions) -> None:
+        for e in turn.events:
+            if e.event == "error" and isinstance(e.data, dict):
+                code = str(e.data.get("code") or "ERROR")
+                gate = texts.GATE_EXHAUSTED in str(e.data.get("message") or "")
+                kind, label = ("test", "quality_gate") if gate else ("task", code.lower())
+                self.out.add(
+                    "outcome",
+                    e.ts,
+                    kind=kind,
+                    target=self.out.last,
+                    **{"pass": False},
+                    label=label,
+                    details=e.data,
+                )
+            elif e.event == "interrupted":
+                self.out.add(
+                    "outcome",
+                    e.ts,
+                    kind="task",
+                    target=self.out.last,
+                    **{"pass": False},
+                    label="interrupted",
+                    details=e.data,
+                )
+        for name, ts in decisions.timeouts:
+            self.out.add(
+                "outcome", ts, kind="task", target=self.out.last, **{"pass": False}, label=name
+            )
+
+    def _session_outcome(self, turns: list[Turn]) -> None:
+        r = self.record
+        state = r.state
+        last_ended = bool(turns) and turns[-1].ended
+        timed_out = bool(turns) and any(e.event.endswith("_timeout") for e in turns[-1].events)
+        passed: bool | None = None
+        if state == "error" or timed_out:
+            passed = False
+        elif state == "ended" and last_ended:
+            passed = True
+        details = {
+            k: r.raw[k]
+            for k in ("state", "pending_kind", "pending_app_id", "pending_due")
+            if (r.raw.get(k) and k != "pending_due")
+            or (k == "pending_due" and r.raw.get("pending_kind"))
+        }
+        details["sid"] = r.sid
+        body: dict[str, JSON] = {
+            "kind": "task",
+            "target": self.out.last or None,
+            "label": state or "unknown",
+            "details": details,
+        }
+        if passed is not None:
+            body["pass"] = passed
+        self.out.add("outcome", r.updated_ms() or None, **body)
+
+
+def session_facts(r: Record) -> dict[str, JSON]:
+    """The record's members without an equivalent (``einox:session`` entry): all but the
+    event stream, the history and the prompt (those become entries)."""
+    skip = ("events", "messages", "last_instruction", "anchor_instruction")
+    return {"record": {k: v for k, v in r.raw.items() if k not in skip}}
+
+
+def _get(e: Event, key: str) -> JSON:
+    return e.data.get(key) if isinstance(e.data, dict) else None
+
+
+def convert(record: Record, inherited: int = 0, keep_truncated: bool = False) -> Converted:
+    return Converter(record, keep_truncated).run(inherited)
+
+
+__all__ = ["Converted", "Entries", "Path", "convert"]

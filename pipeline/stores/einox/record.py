@@ -1,0 +1,140 @@
+"""``session.json``: one einox session record, read and checked (spec §2-§3, §5).
+
+Only what the conversion needs is typed; the whole record stays in ``raw``
+so members without an Agent Session Format equivalent are kept.  A record
+that does not decode (a partly written file, a member of the wrong type)
+raises ``SessionReadError`` naming the file, the line and the rule.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from trajset.schemas.timestamps import parse_rfc3339
+
+from ...errors import SessionReadError
+
+JSON = Any
+
+
+@dataclass(frozen=True)
+class Event:
+    """One element of ``events``: ``ts`` is Unix milliseconds, None when omitted (recovery)."""
+
+    id: int
+    event: str
+    data: JSON
+    ts: int | None
+
+
+@dataclass
+class Record:
+    """A parsed ``session.json`` and where it lives (``ws`` holds spill/ and compact/)."""
+
+    path: Path
+    raw: dict[str, JSON]
+    events: list[Event]
+    messages: list[dict[str, JSON]]
+
+    @property
+    def sid(self) -> str:
+        return str(self.raw["sid"])
+
+    @property
+    def parent_sid(self) -> str:
+        return str(self.raw.get("parent_sid") or "")
+
+    @property
+    def state(self) -> str:
+        return str(self.raw.get("state") or "")
+
+    @property
+    def ws(self) -> Path:
+        """``sessions/<ws>``: the session's own folder, the parent's for a side chat."""
+        return self.path.parent.parent / (self.parent_sid or self.sid)
+
+    def started_ms(self) -> int:
+        return iso_ms(self.raw.get("started_at"))
+
+    def updated_ms(self) -> int:
+        return iso_ms(self.raw.get("updated_at"))
+
+
+def iso_ms(value: JSON) -> int:
+    """An RFC 3339 time as Unix milliseconds (0 when absent or unreadable)."""
+    try:
+        return int(parse_rfc3339(value).timestamp() * 1000)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def ms_to_rfc3339(ms: int) -> str:
+    """Unix milliseconds as the UTC time the Agent Session Format writes (RFC3339Nano)."""
+    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    frac = f"{ms % 1000:03d}".rstrip("0")
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}Z" if frac else "Z")
+
+
+def _fail(path: Path, message: str, line: int | None = None) -> SessionReadError:
+    return SessionReadError(message, rule="bad_record", source=str(path), line=line)
+
+
+def _events(path: Path, value: JSON) -> list[Event]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail(path, "events is not an array")
+    out = []
+    for i, e in enumerate(value):
+        if not (
+            isinstance(e, dict) and isinstance(e.get("id"), int) and isinstance(e.get("event"), str)
+        ):
+            raise _fail(path, f"events[{i}] is not an event object with an integer id and a name")
+        ts = e.get("ts")
+        out.append(
+            Event(
+                e["id"], e["event"], e.get("data"), ts if isinstance(ts, int) and ts > 0 else None
+            )
+        )
+    return out
+
+
+def _messages(path: Path, value: JSON) -> list[dict[str, JSON]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(m, dict) for m in value):
+        raise _fail(path, "messages is not an array of objects")
+    for i, m in enumerate(value):
+        if m.get("role") not in ("system", "user", "assistant", "tool"):
+            raise _fail(path, f"messages[{i}] has no known role ({m.get('role')!r})")
+    return value
+
+
+def read_record(path: Path) -> Record:
+    """Read and check one ``session.json``."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise SessionReadError(
+            f"cannot read file: {exc.strerror}", rule="io", source=str(path)
+        ) from None
+    except UnicodeDecodeError:
+        raise SessionReadError("file is not UTF-8", rule="encoding", source=str(path)) from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(
+            path,
+            f"does not decode ({exc.msg}, column {exc.colno}); a partly written "
+            "file is reported and the rest of the store goes on",
+            exc.lineno,
+        ) from None
+    except RecursionError:
+        raise _fail(path, "nested too deeply") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("sid"), str) or not raw["sid"]:
+        raise _fail(path, "not a session record (no sid)")
+    return Record(path, raw, _events(path, raw.get("events")), _messages(path, raw.get("messages")))
