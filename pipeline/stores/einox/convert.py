@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import texts
+from . import outcomes, texts
+from .compaction import Compaction
 from .decisions import Decisions
-from .record import Event, Record, ms_to_rfc3339
+from .entries import Converted, Entries
+from .record import Event, Record
 from .turns import Turn, assign_messages, split_events
 
 JSON = Any
@@ -37,39 +39,6 @@ USAGE_ZERO = {
 
 
 @dataclass
-class Entries:
-    """Linear entries of one session: ids ``<sid>-NNNN``, each the parent of the next."""
-
-    sid: str
-    raws: list[dict[str, JSON]] = field(default_factory=list)
-    times: list[int] = field(default_factory=list)  # each entry's time (ms), non-decreasing
-    clock: int = 0  # last time used (ms); events without ts take it
-
-    def add(self, entry_type: str, ts: int | None, /, **body: JSON) -> str:
-        self.clock = max(self.clock, ts or 0)
-        eid = f"{self.sid}-{len(self.raws) + 1:04d}"
-        parent = self.raws[-1]["id"] if self.raws else None
-        raw = {"type": entry_type, "id": eid, "parent": parent, "ts": ms_to_rfc3339(self.clock)}
-        raw.update(body)
-        self.raws.append(raw)
-        self.times.append(self.clock)
-        return eid
-
-    @property
-    def last(self) -> str:
-        return str(self.raws[-1]["id"]) if self.raws else ""
-
-
-@dataclass
-class Converted:
-    """A session's entries and, per turn, how many entries existed when it ended."""
-
-    record: Record
-    entries: Entries
-    turn_ends: list[int]  # turn_ends[k] = len(entries) after turn k (index 0: before any turn)
-
-
-@dataclass
 class Converter:
     record: Record
     keep_truncated: bool = False
@@ -77,9 +46,12 @@ class Converter:
     instructions: str = ""
     calls: int = 0
     out: Entries = field(init=False)
+    message_entry: dict[int, str] = field(default_factory=dict)  # message index -> first entry
+    compaction: Compaction | None = None
 
     def __post_init__(self) -> None:
         self.out = Entries(self.record.sid, clock=self.record.started_ms())
+        self.compaction = Compaction.of(self.record)
 
     # -- whole session ------------------------------------------------------------
 
@@ -101,7 +73,7 @@ class Converter:
             ends.append(len(self.out.raws))
         for e in trailing:
             self._keep_event(e)
-        self._session_outcome(turns)
+        outcomes.session_outcome(self.out, self.record, turns)
         return Converted(r, self.out, ends)
 
     def _session_config(self, turns: list[Turn]) -> None:
@@ -146,7 +118,7 @@ class Converter:
         for e in turn.events:
             if e.event not in CARRIED:
                 self._keep_event(e)
-        self._turn_outcomes(turn, decisions)
+        outcomes.turn_outcomes(self.out, turn, decisions)
 
     def _messages(
         self,
@@ -157,15 +129,17 @@ class Converter:
         results: dict[str, Event] | None = None,
         decisions: Decisions | None = None,
     ) -> None:
-        calls_made = 0
-        for m in self.record.messages[turn.start : turn.end]:
+        calls = iter(usage or [])  # one usage event per model call of this turn, in order
+        opening = _opening_index(self.record.messages, turn)
+        for index in range(turn.start, turn.end):
+            m = self.record.messages[index]
             role = m.get("role")
+            own_call = role == "assistant" and index > opening  # earlier: history the turn carries
+            if own_call and self.compaction and self.compaction.due(turn):
+                self._compaction(self.compaction)
+            self.message_entry[index] = f"{self.out.sid}-{len(self.out.raws) + 1:04d}"
             if role == "assistant":
-                call_usage = (
-                    (usage or [])[calls_made] if usage and calls_made < len(usage) else None
-                )
-                self._assistant(m, call_usage, decisions, inherited)
-                calls_made += 1
+                self._assistant(m, next(calls, None) if own_call else None, decisions, inherited)
             elif role == "tool":
                 self._tool(m, (results or {}).get(str(m.get("tool_call_id") or "")), inherited)
             else:
@@ -181,7 +155,7 @@ class Converter:
             if not mark[1]:
                 extra["visible"] = False
             if mark[0] == "gate_feedback":
-                self._gate_outcome(text)
+                outcomes.gate_failed(self.out, text)
         if m.get("extra"):
             extra["einox:extra"] = m["extra"]
         self.out.add("item", None, item=item, **extra)
@@ -268,79 +242,33 @@ class Converter:
         except (OSError, UnicodeDecodeError):
             return content
 
-    def _keep_event(self, e: Event) -> None:
-        self.out.add("einox:event", e.ts, event=e.event, event_id=e.id, data=e.data)
-
-    # -- outcomes -----------------------------------------------------------------
-
-    def _gate_outcome(self, feedback: str) -> None:
-        target = next((r["id"] for r in reversed(self.out.raws) if r["type"] == "response"), "")
+    def _compaction(self, c: Compaction) -> None:
+        """The summary that replaced the first ``watermark`` messages (once, where it fired)."""
+        self.compaction = None
+        first_kept = self.message_entry.get(c.watermark)
+        if first_kept is None:
+            return
+        summary = {
+            "type": "message",
+            "role": "system",
+            "content": [{"type": "input_text", "text": c.summary}],
+        }
+        config = (
+            {"model": self.model, "instructions": self.instructions}
+            if self.instructions
+            else {"model": self.model}
+        )
         self.out.add(
-            "outcome",
-            None,
-            kind="test",
-            target=target or None,
-            **{"pass": False},
-            label="quality_gate",
-            details={"feedback": feedback},
+            "compaction",
+            c.ts,
+            first_kept=first_kept,
+            summary=summary,
+            config=config,
+            **{"einox:compact": c.state},
         )
 
-    def _turn_outcomes(self, turn: Turn, decisions: Decisions) -> None:
-        for e in turn.events:
-            if e.event == "error" and isinstance(e.data, dict):
-                code = str(e.data.get("code") or "ERROR")
-                gate = texts.GATE_EXHAUSTED in str(e.data.get("message") or "")
-                kind, label = ("test", "quality_gate") if gate else ("task", code.lower())
-                self.out.add(
-                    "outcome",
-                    e.ts,
-                    kind=kind,
-                    target=self.out.last,
-                    **{"pass": False},
-                    label=label,
-                    details=e.data,
-                )
-            elif e.event == "interrupted":
-                self.out.add(
-                    "outcome",
-                    e.ts,
-                    kind="task",
-                    target=self.out.last,
-                    **{"pass": False},
-                    label="interrupted",
-                    details=e.data,
-                )
-        for name, ts in decisions.timeouts:
-            self.out.add(
-                "outcome", ts, kind="task", target=self.out.last, **{"pass": False}, label=name
-            )
-
-    def _session_outcome(self, turns: list[Turn]) -> None:
-        r = self.record
-        state = r.state
-        last_ended = bool(turns) and turns[-1].ended
-        timed_out = bool(turns) and any(e.event.endswith("_timeout") for e in turns[-1].events)
-        passed: bool | None = None
-        if state == "error" or timed_out:
-            passed = False
-        elif state == "ended" and last_ended:
-            passed = True
-        details = {
-            k: r.raw[k]
-            for k in ("state", "pending_kind", "pending_app_id", "pending_due")
-            if (r.raw.get(k) and k != "pending_due")
-            or (k == "pending_due" and r.raw.get("pending_kind"))
-        }
-        details["sid"] = r.sid
-        body: dict[str, JSON] = {
-            "kind": "task",
-            "target": self.out.last or None,
-            "label": state or "unknown",
-            "details": details,
-        }
-        if passed is not None:
-            body["pass"] = passed
-        self.out.add("outcome", r.updated_ms() or None, **body)
+    def _keep_event(self, e: Event) -> None:
+        self.out.add("einox:event", e.ts, event=e.event, event_id=e.id, data=e.data)
 
 
 def session_facts(r: Record) -> dict[str, JSON]:
@@ -348,6 +276,19 @@ def session_facts(r: Record) -> dict[str, JSON]:
     event stream, the history and the prompt (those become entries)."""
     skip = ("events", "messages", "last_instruction", "anchor_instruction")
     return {"record": {k: v for k, v in r.raw.items() if k not in skip}}
+
+
+def _opening_index(messages: list[dict[str, JSON]], turn: Turn) -> int:
+    """The turn's own user input: the last user message of its slice carrying the opening text."""
+    text = turn.opening_text()
+    hits = [
+        i
+        for i in range(turn.start, turn.end)
+        if messages[i].get("role") == "user"
+        and text
+        and text in str(messages[i].get("content") or "")
+    ]
+    return hits[-1] if hits else turn.start
 
 
 def _get(e: Event, key: str) -> JSON:

@@ -117,13 +117,22 @@ def _messages(path: Path, value: JSON) -> list[dict[str, JSON]]:
 def read_record(path: Path) -> Record:
     """Read and check one ``session.json``."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise SessionReadError(
             f"cannot read file: {exc.strerror}", rule="io", source=str(path)
         ) from None
-    except UnicodeDecodeError:
-        raise SessionReadError("file is not UTF-8", rule="encoding", source=str(path)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        if exc.end >= len(data):  # a multi-byte character cut off
+            raise _fail(
+                path, "ends in the middle of a character: a partly written file", line
+            ) from None
+        raise SessionReadError(
+            "file is not UTF-8", rule="encoding", source=str(path), line=line
+        ) from None
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -1,0 +1,43 @@
+"""Entries of one converted session, in order, each the parent of the next."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .record import Record, ms_to_rfc3339
+
+JSON = Any
+
+
+@dataclass
+class Entries:
+    """Linear entries of one session: ids ``<sid>-NNNN``, each the parent of the next."""
+
+    sid: str
+    raws: list[dict[str, JSON]] = field(default_factory=list)
+    times: list[int] = field(default_factory=list)  # each entry's time (ms), non-decreasing
+    clock: int = 0  # last time used (ms); events without ts take it
+
+    def add(self, entry_type: str, ts: int | None, /, **body: JSON) -> str:
+        self.clock = max(self.clock, ts or 0)
+        eid = f"{self.sid}-{len(self.raws) + 1:04d}"
+        parent = self.raws[-1]["id"] if self.raws else None
+        raw = {"type": entry_type, "id": eid, "parent": parent, "ts": ms_to_rfc3339(self.clock)}
+        raw.update(body)
+        self.raws.append(raw)
+        self.times.append(self.clock)
+        return eid
+
+    @property
+    def last(self) -> str:
+        return str(self.raws[-1]["id"]) if self.raws else ""
+
+
+@dataclass
+class Converted:
+    """A session's entries and, per turn, how many entries existed when it ended."""
+
+    record: Record
+    entries: Entries
+    turn_ends: list[int]  # turn_ends[k] = len(entries) after turn k (index 0: before any turn)
