@@ -88,8 +88,11 @@ def error_row(exc: TrajsetError, unit: Unit) -> ErrorRow:
 # --------------------------------------------------------------------------- stages
 
 
-def linked_sessions(ctx: RunContext, session: Session) -> dict[str, Session]:
-    """The subsessions ``session`` links to, transitively, found through the run's index."""
+def linked_sessions(
+    ctx: RunContext, session: Session, own: dict[str, Session]
+) -> dict[str, Session]:
+    """The subsessions ``session`` links to, transitively: among the unit's own sessions,
+    else in the unit the run's index names."""
     found: dict[str, Session] = {}
     todo = [session]
     while todo:
@@ -100,6 +103,10 @@ def linked_sessions(ctx: RunContext, session: Session) -> dict[str, Session]:
                 else None
             )
             if not isinstance(sid, str) or sid in found or sid == session.id:
+                continue
+            if sid in own:
+                found[sid] = own[sid]
+                todo.append(own[sid])
                 continue
             unit = ctx.index.unit_of(sid)
             try:
@@ -127,9 +134,10 @@ def read(ctx: RunContext, unit: Unit, result: UnitResult) -> Iterator[SessionInp
         except UnitFailed as exc:
             loaded = [exc]
         inputs = []
+        own = {s.id: s for s in loaded if isinstance(s, Session)}
         for s in loaded:
             if isinstance(s, Session):
-                inputs.append(SessionInput(s, linked_sessions(ctx, s)))
+                inputs.append(SessionInput(s, linked_sessions(ctx, s, own)))
                 continue
             st.dropped[getattr(s, "rule", s.kind)] += 1
             result.errors.append(error_row(s, unit))
@@ -162,15 +170,18 @@ def _account(session: Session, stats: Stats) -> list[ErrorRow]:
     stats.counts["entries"] += len(session.entries)
     stats.counts["trees"] += len(session.roots())
     stats.counts["forks"] += len(session.forks())
+    for key, n in session.counts.items():
+        stats.counts[f"reader/{key}"] += n
+    rows = [ErrorRow(session.source, session.id, i.line, i.kind, i.message) for i in session.issues]
     t = session.truncation
     if t is None:
-        return []
+        return rows
     stats.counts["truncated_sessions"] += 1
     message = (
         f"final line cut short and left out ({t.reason}); the "
         f"{len(session.entries)} entries before it were exported"
     )
-    return [ErrorRow(session.source, session.id, t.line, "truncated", message)]
+    return [*rows, ErrorRow(session.source, session.id, t.line, "truncated", message)]
 
 
 def enumerate_(

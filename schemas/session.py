@@ -125,9 +125,22 @@ class Truncation:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """Something a reader found wrong but not fatal (a gap in a log): reported, not exported."""
+
+    kind: str
+    line: int | None
+    message: str
+
+
 @dataclass
 class Session:
-    """One session tree; ``source_format`` names the store it was converted from."""
+    """One session tree; ``source_format`` names the store it was converted from.
+
+    ``issues`` and ``counts`` are what a converting reader reports beside the
+    tree (an incomplete log; records of unknown types, by type).
+    """
 
     header: Header
     header_raw: dict[str, JSON]
@@ -135,6 +148,8 @@ class Session:
     source: str = ""
     truncation: Truncation | None = None
     source_format: str = "agentsession"
+    issues: list[Issue] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
     by_id: dict[str, Entry] = field(default_factory=dict)
     children_of: dict[str, list[str]] = field(default_factory=dict)
 
@@ -147,7 +162,14 @@ class Session:
     def replace(self, header: Header, header_raw: dict[str, JSON], entries: list[Entry]) -> Session:
         """The same session with new content (redaction); source and truncation kept."""
         return Session(
-            header, header_raw, entries, self.source, self.truncation, self.source_format
+            header,
+            header_raw,
+            entries,
+            self.source,
+            self.truncation,
+            self.source_format,
+            self.issues,
+            self.counts,
         )
 
     # -- tree helpers (spec §3.3) ---------------------------------------------

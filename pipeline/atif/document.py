@@ -200,7 +200,8 @@ def main_document(session_id: str, options: AtifOptions) -> dict[str, JSON] | No
     traj = main_trajectory(child, options.preferences)
     if traj is None:
         return None
-    return to_atif(traj, replace(options, notes="", embedding=options.embedding | {session_id}))
+    doc = to_atif(traj, replace(options, notes="", embedding=options.embedding | {session_id}))
+    return doc if doc["steps"] else None  # a trajectory without steps is not a valid document
 
 
 def session_documents(session: Session, options: AtifOptions) -> list[dict[str, JSON] | Exception]:

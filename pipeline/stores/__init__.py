@@ -22,11 +22,13 @@ from .agentsession import AgentSessionReader, read_session, read_session_text
 from .base import Loaded, StoreReader, Unit
 from .einox import EinoxReader
 from .sqlite import SqliteReader
+from .suga import SugaReader
 
 #: store kind -> reader, most specific first (``auto`` takes the first whose ``detect`` says yes)
 READERS: dict[str, StoreReader] = {
     "agentsession-sqlite": SqliteReader(),
     "einox": EinoxReader(),
+    "suga": SugaReader(),
     "agentsession": AgentSessionReader(),
 }
 STORE_KINDS = ("auto", *READERS)

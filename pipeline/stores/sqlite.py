@@ -1,8 +1,12 @@
-"""The agentsession SQLite store (spec §8.2): one unit per session row.
+"""The agentsession SQLite store (spec §8.2): one unit per session row, safe on a live store.
 
-A session is rebuilt as its JSONL text (the header column, then the entry
-lines by ``seq``) and read exactly like a file, so both stores give the
-same ``Session``.
+The database is opened read-only (``mode=ro``), the writer's lease
+(``holders``) is never read or taken, and each session is read in one
+short read transaction, so a writer appending meanwhile gives a consistent
+prefix and is never blocked for longer than that read (in WAL mode, the
+reference's journal mode, not at all).  A session is rebuilt as its JSONL
+text and read exactly like a file.  A SQLite file that is not such a store
+is refused with the missing table or column named.
 """
 
 from __future__ import annotations
@@ -17,29 +21,54 @@ from .agentsession import read_session_text
 from .base import Loaded, Unit
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+#: what the reader needs of the schema
+REQUIRED = {"sessions": ("id", "created_at", "header"), "entries": ("session_id", "seq", "line")}
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    """Read-only, never creating a file, whatever characters the path holds."""
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    db.execute("PRAGMA query_only = ON")
+    return db
+
+
+def check_schema(db: sqlite3.Connection, path: Path) -> None:
+    """``UsageError`` naming the first table or column an agentsession store must have."""
+    for table, columns in REQUIRED.items():
+        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        if not have:
+            raise UsageError(f"{path}: not an agentsession database (no table {table!r})")
+        for column in columns:
+            if column not in have:
+                raise UsageError(
+                    f"{path}: not an agentsession database (table {table!r} has no column {column!r})"
+                )
 
 
 def read_sqlite_session(path: Path, session_id: str) -> Session:
-    """Rebuild the JSONL text (header, then lines by ``seq``) and read it as a file."""
+    """The session's header and entry lines, read in one transaction, then read as a file."""
     source = f"{path}#{session_id}"
     try:
-        with _connect(path) as db:
+        db = _connect(path)
+        try:
+            db.execute("BEGIN")  # one snapshot: a concurrent append is seen whole or not at all
             row = db.execute("SELECT header FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
-                raise SessionReadError("no such session in the database", rule="io", source=source)
-            lines = [row[0]] + [
+            lines = [
                 r[0]
                 for r in db.execute(
                     "SELECT line FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
                 )
             ]
+            db.execute("COMMIT")
+        finally:
+            db.close()
     except sqlite3.Error as exc:
         raise SessionReadError(f"database error: {exc}", rule="io", source=source) from None
-    return read_session_text("\n".join(lines) + "\n", source=source)
+    if row is None:
+        raise SessionReadError("no such session in the database", rule="io", source=source)
+    if not all(isinstance(x, str) for x in (row[0], *lines)):
+        raise SessionReadError("a header or line is not text", rule="bad_line", source=source)
+    return read_session_text("\n".join([row[0], *lines]) + "\n", source=source)
 
 
 class SqliteReader:
@@ -54,8 +83,12 @@ class SqliteReader:
 
     def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
         try:
-            with _connect(path) as db:
+            db = _connect(path)
+            try:
+                check_schema(db, path)
                 ids = [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
+            finally:
+                db.close()
         except sqlite3.Error as exc:
             raise UsageError(f"{path}: not an agentsession database ({exc})") from None
         return [Unit("agentsession-sqlite", (str(path),), sid, options=options) for sid in ids]

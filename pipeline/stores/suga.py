@@ -1,0 +1,367 @@
+"""suga sessions through its SDK's public JSON types: the ``suga-export`` folder (specs/suga.md §4).
+
+A host program writes ``manifest.json`` and the JSON Lines files it
+declares (``sessions.jsonl``, ``entries.jsonl``, ``trace_events.jsonl``,
+``session_meta.jsonl``) from ``sugasdk``'s ``SessionInfo``, ``Entry`` and
+``TraceEvent``; only those declared files are read (never ``.env`` or
+anything else of a suga home).  The record vocabulary is not published, so
+the mapping is one table (``MAPPED``): known bodies become items, every other
+type a ``suga:<type>`` extension entry holding the body unchanged, counted
+per type.  Entries chain in ``seq`` order (suga does not fork); trace events
+give each model call's usage, model, latency and errors; request states and
+the session status become outcomes; a gap in ``seq`` is reported.
+One unit per export folder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trajset.schemas.entries import validate_entry
+from trajset.schemas.session import Entry, Issue, Session, validate_header
+from trajset.schemas.timestamps import RFC3339_RE
+
+from ..errors import SessionReadError
+from .base import Loaded, Unit, file_fingerprint
+
+JSON = Any
+FILES = ("sessions.jsonl", "entries.jsonl", "trace_events.jsonl", "session_meta.jsonl")
+PAYLOAD = "openresponses/2026-04-24"
+DONE, FAILED = (
+    frozenset({"done", "completed", "ok"}),
+    frozenset({"failed", "canceled", "cancelled", "error"}),
+)
+
+
+def _declared(folder: Path) -> list[Path]:
+    """The export's JSON Lines files that ``manifest.json`` declares (all four when it lists none)."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(manifest, dict) or manifest.get("format") != "suga-export":
+        return []
+    listed = manifest.get("files")
+    names = [n for n in FILES if not isinstance(listed, list) or n in listed]
+    return [folder / n for n in names if (folder / n).is_file()]
+
+
+def _lines(path: Path | None) -> Iterator[tuple[int, JSON]]:
+    if path is None:
+        return
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    yield lineno, json.loads(line)
+                except ValueError as exc:
+                    raise SessionReadError(
+                        f"line does not decode ({exc})",
+                        rule="bad_line",
+                        source=str(path),
+                        line=lineno,
+                    ) from None
+
+
+@dataclass
+class Export:
+    """The export folder's records, grouped by session."""
+
+    folder: Path
+    sessions: list[dict[str, JSON]] = field(default_factory=list)
+    entries: dict[str, list[tuple[int, dict[str, JSON]]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    traces: dict[str, list[dict[str, JSON]]] = field(default_factory=lambda: defaultdict(list))
+    meta: dict[str, dict[str, JSON]] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, folder: Path) -> Export:
+        out = cls(folder)
+        files = {p.name: p for p in _declared(folder)}
+        for _, s in _lines(files.get("sessions.jsonl")):
+            out.sessions.append(s)
+        for lineno, e in _lines(files.get("entries.jsonl")):
+            out.entries[str(e.get("session_id"))].append((lineno, e))
+        for _, t in _lines(files.get("trace_events.jsonl")):
+            out.traces[str(t.get("session_id"))].append(t)
+        for _, m in _lines(files.get("session_meta.jsonl")):
+            out.meta[str(m.get("session_id"))] = m
+        return out
+
+
+# --------------------------------------------------------------------------- one session
+
+
+@dataclass
+class Chain:
+    """A session's entries in order, each the parent of the next; ``counts`` of unknown types."""
+
+    sid: str
+    ts: str
+    raws: list[dict[str, JSON]] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    calls: int = 0
+
+    def add(self, entry_type: str, ts: JSON, /, **body: JSON) -> str:
+        if isinstance(ts, str) and RFC3339_RE.match(ts):
+            self.ts = ts
+        eid = f"{self.sid}-{len(self.raws) + 1:04d}"
+        parent = self.raws[-1]["id"] if self.raws else None
+        raw = {"type": entry_type, "id": eid, "parent": parent, "ts": self.ts}
+        raw.update(body)
+        self.raws.append(raw)
+        return eid
+
+
+def _text(role: str, text: str) -> dict[str, JSON]:
+    kind = "output_text" if role == "assistant" else "input_text"
+    part: dict[str, JSON] = {"type": kind, "text": text}
+    if role == "assistant":
+        part["annotations"] = []
+    return {"type": "message", "role": role, "content": [part]}
+
+
+def _user(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
+    c.add("item", ts, item=_text("user", str(body.get("text") or "")))
+
+
+def _tool_result(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
+    content = body.get("content")
+    item = {
+        "type": "function_call_output",
+        "call_id": str(body.get("tool_call_id") or ""),
+        "output": content if isinstance(content, str) else json.dumps(content, ensure_ascii=False),
+    }
+    extra = {"suga:ok": body["ok"]} if "ok" in body else {}
+    c.add("item", ts, item=item, **extra)
+
+
+def _assistant(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
+    c.calls += 1
+    rid = f"{c.sid}-resp{c.calls}"
+    if body.get("reasoning"):
+        c.add(
+            "item",
+            ts,
+            item={
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": str(body["reasoning"])}],
+            },
+            response=rid,
+        )
+    if body.get("text"):
+        c.add("item", ts, item=_text("assistant", str(body["text"])), response=rid)
+    for call in body.get("tool_calls") or []:
+        args = call.get("arguments")
+        arguments = (
+            args
+            if isinstance(args, str)
+            else json.dumps(args if args is not None else {}, ensure_ascii=False)
+        )
+        item = {
+            "type": "function_call",
+            "call_id": str(call.get("id") or ""),
+            "name": str(call.get("name") or ""),
+            "arguments": arguments,
+        }
+        c.add("item", ts, item=item, response=rid)
+    _response(c, rid, traces.pop(0) if traces else None, ts)
+
+
+def _response(c: Chain, rid: str, trace: JSON, ts: JSON) -> None:
+    """The response entry of one model call, from its trace event when there is one."""
+    body: dict[str, JSON] = {"response_id": rid, "status": "completed"}
+    if trace is not None:
+        body["model"] = str(trace.get("name") or "")
+        i, o = int(trace.get("input_tokens") or 0), int(trace.get("output_tokens") or 0)
+        body["usage"] = {
+            "input_tokens": i,
+            "output_tokens": o,
+            "total_tokens": i + o,
+            "input_tokens_details": {"cached_tokens": int(trace.get("cache_read_tokens") or 0)},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        }
+        if trace.get("duration_ms"):
+            body["latency_ms"] = int(trace["duration_ms"])
+        if trace.get("error") or trace.get("status") not in (None, "", "ok"):
+            body["status"] = "failed"
+            body["error"] = {
+                "code": str(trace.get("status") or "error"),
+                "message": str(trace.get("error") or ""),
+            }
+        body["suga:trace"] = {
+            k: trace[k] for k in ("id", "ttft_ms", "cache_write_tokens", "attrs") if k in trace
+        }
+    c.add("response", ts if trace is None else trace.get("started_at") or ts, **body)
+
+
+#: entry type -> how its body becomes entries; any other type is kept as ``suga:<type>``
+MAPPED: dict[str, Callable[[Chain, JSON, JSON, list[JSON]], None]] = {
+    "user": _user,
+    "assistant": _assistant,
+    "tool_result": _tool_result,
+}
+#: types understood as boundaries whose kept window is unknown: kept whole, not counted unknown
+BOUNDARIES = ("segment", "compaction", "handoff")
+
+
+def _request_outcome(c: Chain, request: JSON) -> None:
+    state = str(request.get("state") or "")
+    body: dict[str, JSON] = {"kind": "task", "target": c.raws[-1]["id"] if c.raws else None}
+    if "uncertain" in state:
+        body["label"] = "delivery_uncertain"
+    else:
+        body["label"] = state or "unknown"
+        if state in DONE or state in FAILED:
+            body["pass"] = state in DONE
+    body["details"] = request
+    c.add("outcome", None, **body)
+
+
+def _entries(
+    c: Chain, entries: list[tuple[int, JSON]], traces: list[JSON], requests: dict[str, JSON]
+) -> None:
+    """Every entry in ``seq`` order; a turn's left-over model calls and its request state at its end."""
+    llm: dict[str, list[JSON]] = defaultdict(list)
+    for t in traces:
+        if t.get("kind") == "llm":
+            llm[str(t.get("turn_id") or "")].append(t)
+    ordered = sorted(entries, key=lambda le: int(le[1].get("seq") or 0))
+    for i, (_, e) in enumerate(ordered):
+        kind, body, turn = str(e.get("type") or ""), e.get("json"), str(e.get("turn_id") or "")
+        handler = MAPPED.get(kind) if isinstance(body, dict) else None
+        if handler is not None:
+            handler(c, body, e.get("created_at"), llm[turn])
+        else:
+            if kind not in BOUNDARIES:
+                c.counts[f"suga_unknown_type/{kind}"] += 1
+            c.add(
+                f"suga:{kind or 'untyped'}",
+                e.get("created_at"),
+                body=body,
+                seq=e.get("seq"),
+                turn_id=turn,
+            )
+        nxt = ordered[i + 1][1].get("turn_id") if i + 1 < len(ordered) else None
+        if turn and nxt != turn:
+            for trace in llm.pop(turn, []):  # model calls that left no assistant record
+                c.calls += 1
+                _response(c, f"{c.sid}-resp{c.calls}", trace, trace.get("started_at"))
+            if turn in requests:
+                _request_outcome(c, requests[turn])
+
+
+def _gaps(sid: str, entries: list[tuple[int, JSON]]) -> list[Issue]:
+    seqs = sorted(int(e.get("seq") or 0) for _, e in entries)
+    missing = sorted(set(range(1, (seqs[-1] if seqs else 0) + 1)) - set(seqs))
+    if not missing:
+        return []
+    shown = ", ".join(str(n) for n in missing[:10]) + (" ..." if len(missing) > 10 else "")
+    message = f"session {sid} misses entries seq {shown}: an incomplete export; exported as far as it goes"
+    return [Issue("incomplete", None, message)]
+
+
+def convert_session(export: Export, info: JSON, children: list[str]) -> Session:
+    sid = str(info.get("id") or "")
+    created = str(info.get("created_at") or "")
+    c = Chain(sid, created if RFC3339_RE.match(created) else "1970-01-01T00:00:00Z")
+    entries = export.entries.get(sid, [])
+    meta = export.meta.get(sid, {})
+    requests = {str(r.get("turn_id")): r for r in meta.get("requests") or [] if isinstance(r, dict)}
+    _entries(c, entries, list(export.traces.get(sid, [])), requests)
+    for child in children:
+        c.add("link", None, rel="subsession", session=child)
+    outcome: dict[str, JSON] = {
+        "kind": "task",
+        "target": c.raws[-1]["id"] if c.raws else None,
+        "label": str(info.get("status") or "unknown"),
+        "details": info,
+    }
+    if info.get("status") in FAILED:
+        outcome["pass"] = False
+    c.add("outcome", info.get("updated_at"), **outcome)
+    header: dict[str, JSON] = {
+        "type": "session",
+        "format": "agentsession/0.2",
+        "id": sid,
+        "created_at": c.raws[0]["ts"],
+        "payload": PAYLOAD,
+        "harness": {"name": "suga"},
+    }
+    if info.get("cwd"):
+        header["cwd"] = str(info["cwd"])
+    if info.get("parent_session_id"):
+        header["parent_session"] = str(info["parent_session_id"])
+    header["suga:session"] = info
+    if meta:
+        header["suga:meta"] = {k: v for k, v in meta.items() if k != "requests"}
+    source = str(export.folder / "entries.jsonl")
+    try:
+        parsed = [Entry(r, validate_entry(r), i + 2, i) for i, r in enumerate(c.raws)]
+        return Session(
+            validate_header(header),
+            header,
+            parsed,
+            source,
+            source_format="suga",
+            issues=_gaps(sid, entries),
+            counts=dict(c.counts),
+        )
+    except ValueError as exc:
+        raise SessionReadError(
+            f"converted session does not validate: {exc}",
+            rule="conversion",
+            source=source,
+            session_id=sid,
+        ) from None
+
+
+class SugaReader:
+    """``suga``: a ``suga-export`` folder (``manifest.json`` with ``format: suga-export``)."""
+
+    def detect(self, path: Path) -> bool:
+        return path.is_dir() and bool(_declared(path))
+
+    def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
+        files = tuple(str(p) for p in [path / "manifest.json", *_declared(path)])
+        return [Unit("suga", files, name=str(path), options=options)]
+
+    def load(self, unit: Unit) -> Loaded:
+        export = Export.read(Path(unit.name))
+        known = {str(s.get("id")) for s in export.sessions}
+        children: dict[str, list[str]] = defaultdict(list)
+        for s in export.sessions:
+            if s.get("parent_session_id") in known:
+                children[str(s["parent_session_id"])].append(str(s.get("id")))
+        loaded: Loaded = []
+        for info in export.sessions:
+            try:
+                loaded.append(convert_session(export, info, children.get(str(info.get("id")), [])))
+            except SessionReadError as exc:
+                loaded.append(exc)
+        for sid in sorted(set(export.entries) - known):
+            loaded.append(
+                SessionReadError(
+                    "entries of a session that sessions.jsonl does not list",
+                    rule="unknown_session",
+                    source=str(export.folder / "entries.jsonl"),
+                    session_id=sid,
+                )
+            )
+        return loaded
+
+    def session_ids(self, unit: Unit) -> list[str]:
+        return (
+            [str(s.get("id")) for _, s in _lines(Path(unit.name) / "sessions.jsonl")]
+            if unit.name
+            else []
+        )
+
+    def fingerprint(self, unit: Unit) -> tuple[str, int]:
+        return file_fingerprint(unit.files)
