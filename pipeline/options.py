@@ -68,6 +68,7 @@ EXPORT_KEYS: dict[str, type] = {
     "store_kind": str,
     "executor": str,
     "reader_option": list,
+    "home": list,
 }
 
 
@@ -87,6 +88,7 @@ class ExportOptions:
     where: str | None = None
     license: str = "other"
     reader_options: tuple[tuple[str, str], ...] = ()  # NAME=VALUE for the store reader
+    homes: tuple[str, ...] = ()  # home folders beyond /home/*, /Users/*, C:\\Users\\* (--home)
 
     def policies(self) -> list[Policy]:
         return [parse_policy(p) for p in self.prefer]
@@ -106,7 +108,9 @@ class ExportOptions:
     def redactor(self, secrets: list[str]) -> Redactor:
         custom = [{"name": n, "pattern": p} for n, p in self.custom_rules] if self.redact else []
         with rule_errors_are_usage_errors():
-            return build_redactor(self.builtin_rules(), secrets=secrets, custom=custom)
+            return build_redactor(
+                self.builtin_rules(), secrets=secrets, homes=self.homes, custom=custom
+            )
 
 
 @dataclass(frozen=True)
@@ -188,7 +192,7 @@ def resolve(
     """Merge the command line (``None`` = not given), the config file and the defaults.
 
     ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env, where,
-    license, workers, executor, mode, reader_option.
+    license, workers, executor, mode, reader_option, home.
     """
     conf, custom = load_config(config) if config else ({}, [])
     cli_redaction = any(flags.get(k) for k in ("redact", "secret", "secret_env"))
@@ -222,6 +226,7 @@ def resolve(
         where=_pick(flags.get("where"), conf, "where", None),
         license=_pick(flags.get("license"), conf, "license", "other"),
         reader_options=reader_options(_pick(flags.get("reader_option"), conf, "reader_option", [])),
+        homes=tuple(_pick(flags.get("home"), conf, "home", None) or ()),
     )
     options.policies()  # fail early on a bad --prefer
     run = RunOptions(

@@ -15,21 +15,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from . import detectors, pii
+from . import detectors, passwords, pii, structure
 from .base import PLACEHOLDER_RE, Placeholders, Rule, RuleError, base_name
 from .custom import custom_rule
-from .engine import Redactor, StringRule, TreeReport
+from .engine import MIN_LENGTH, Redactor, StringRule, TreeReport
 from .home_paths import HomePaths
 from .no_passthrough import strip_raw_items
 from .secrets import LiteralSecrets
 
 #: every detector rule by versioned name, in the order they run
-REGISTRY: dict[str, Rule] = {r.name: r for r in [*detectors.RULES, *pii.RULES]}
+REGISTRY: dict[str, Rule] = {r.name: r for r in [*detectors.RULES, *passwords.RULES, *pii.RULES]}
 #: rules that are not string detectors
-SPECIAL = ("secrets_v1", "home_paths_v1", "environment_v1", "no_passthrough_v1")
+SPECIAL = ("secrets_v1", "home_paths_v2", "environment_v1", "no_passthrough_v1")
 GROUPS = {
-    "default": [n for n, r in REGISTRY.items() if not r.opt_in] + ["secrets_v1", "home_paths_v1"],
-    "pii": ["email_v1", "ipv4_v1", "ipv6_v1", "phone_v1", "home_paths_v1"],
+    "default": [n for n, r in REGISTRY.items() if not r.opt_in] + ["secrets_v1", "home_paths_v2"],
+    "pii": ["email_v1", "ipv4_v1", "ipv6_v1", "phone_v1", "home_paths_v2"],
     "network": ["ipv4_v1", "ipv6_v1"],
     "all": [*REGISTRY, *SPECIAL],
 }
@@ -69,20 +69,45 @@ def build_redactor(
     names: Sequence[str],
     *,
     secrets: Sequence[str] = (),
-    home: str | None = None,
+    homes: Sequence[str] = (),
     custom: Sequence[Mapping[str, object]] = (),
 ) -> Redactor:
     """The redactor for the given versioned names (literal secrets first, then detectors, then paths)."""
     rules: list[StringRule] = []
+    shortest = MIN_LENGTH
     if "secrets_v1" in names and secrets:
+        check_secrets(secrets)
         rules.append(LiteralSecrets.of(list(secrets)))
+        shortest = min(shortest, *(len(s) for s in secrets if s))
     rules.extend(REGISTRY[n] for n in names if n in REGISTRY)
     rules.extend(custom_rule(spec) for spec in custom)
-    if "home_paths_v1" in names:
-        rules.append(HomePaths.of(home))
+    if "home_paths_v2" in names:
+        rules.append(HomePaths.of(tuple(homes)))
     return Redactor(
-        rules, environment="environment_v1" in names, no_passthrough="no_passthrough_v1" in names
+        rules,
+        environment="environment_v1" in names,
+        no_passthrough="no_passthrough_v1" in names,
+        min_length=shortest,
     )
+
+
+#: the shortest literal secret accepted; shorter ones would match ordinary text
+SECRET_FLOOR = 4
+
+
+def check_secrets(secrets: Sequence[str]) -> None:
+    """``RuleError`` for a literal secret that would rewrite ordinary text or structure."""
+    for s in secrets:
+        if len(s.strip()) < SECRET_FLOOR:
+            raise RuleError(
+                f"a literal secret of {len(s.strip())} character(s) would match ordinary text; "
+                f"give secrets of at least {SECRET_FLOOR} characters (the value is not shown)"
+            )
+        if s in structure.NAMES or s.strip() != s:
+            raise RuleError(
+                "a literal secret equals a member name of the session format or has surrounding "
+                "white space; it would rewrite structure or every space, so it is refused"
+            )
 
 
 def count_placeholders(text: str) -> dict[str, int]:

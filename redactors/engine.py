@@ -1,15 +1,20 @@
 """Redacting a whole session tree once, before enumeration (DESIGN §2).
 
-Every string value (and member name) of the header and of every entry is
-passed through the rules in order, except the structure the pipeline relies
-on: entry ids and parents, types, timestamps, request hashes and call or
-response ids.  Only entries that changed are decoded again, so a clean tree
-costs one walk.  Placeholders are numbered per tree, so a value shared by
-two branches renders identically in both.
+Every string of the header and of every entry is passed through the rules
+in order, except the structure the pipeline relies on, which is found by
+position (``structure.py``): the envelope and the id, reference and enum
+members of each entry type at their own level, and the structural members
+inside Open Responses items.  A string holding a JSON document (tool-call
+arguments, many tool outputs) is redacted as JSON: decoded, every value and
+member name redacted, and encoded again in its own style, so it stays valid
+JSON with the same keys.  Only entries that changed are decoded again, so a
+clean tree costs one walk.  Placeholders are numbered per tree, so a value
+shared by two branches renders identically in both.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -19,46 +24,16 @@ from typing import Any, Protocol
 from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Session, validate_header
 
+from . import structure
 from .base import Placeholders
 from .environment import strip_environment, strip_environment_doc
 from .no_passthrough import strip_raw_items
 
 JSON = Any
-
-#: members whose string values are structure, never text
-STRUCTURAL = frozenset(
-    {
-        "type",
-        "id",
-        "parent",
-        "ts",
-        "request_hash",
-        "call_id",
-        "response_id",
-        "response",
-        "target",
-        "first_kept",
-        "from",
-        "run_id",
-        "phase",
-        "status",
-        "role",
-        "session",
-        "format",
-        "payload",
-        "created_at",
-        "parent_session",
-        "spawned_by",
-        "verdict",
-        "source",
-        "reason",
-        "kind",
-        "rel",
-    }
-)
+NONE: frozenset[str] = frozenset()
 #: entry types whose content is part of a recorded request
 CONTEXT_TYPES = frozenset({"item", "config", "compaction", "branch_summary"})
-MIN_LENGTH = 6  # no rule finds anything in a shorter string
+MIN_LENGTH = 6  # no detector finds anything in a shorter string
 
 
 class StringRule(Protocol):
@@ -80,11 +55,31 @@ class TreeReport:
     hashed_context_entries_changed: int = 0
     environment_dropped: int = 0
 
-    def merge(self, other: TreeReport) -> None:
-        self.findings.update(other.findings)
-        self.entries_changed += other.entries_changed
-        self.hashed_context_entries_changed += other.hashed_context_entries_changed
-        self.environment_dropped += other.environment_dropped
+
+def _json_styles(value: JSON) -> list[str]:
+    """The encodings a producer may have used, most common first."""
+    return [
+        json.dumps(value, ensure_ascii=False, separators=(",", ":")),
+        json.dumps(value, ensure_ascii=False),
+        json.dumps(value, separators=(",", ":")),
+        json.dumps(value),
+        json.dumps(value, ensure_ascii=False, indent=2),
+        json.dumps(value, ensure_ascii=False, indent=4),
+    ]
+
+
+def _reencode(original: str, decoded: JSON, redacted: JSON) -> str:
+    """``redacted`` in the style ``original`` was written in (compact when none matches)."""
+    body = original.strip()
+    for i, style in enumerate(_json_styles(decoded)):
+        if style == body:
+            out = _json_styles(redacted)[i]
+            return (
+                original[: len(original) - len(original.lstrip())]
+                + out
+                + original[len(original.rstrip()) :]
+            )
+    return _json_styles(redacted)[0]
 
 
 class Redactor:
@@ -96,10 +91,12 @@ class Redactor:
         *,
         environment: bool = False,
         no_passthrough: bool = False,
+        min_length: int = MIN_LENGTH,
     ) -> None:
         self.rules = list(rules)
         self.environment = environment
         self.no_passthrough = no_passthrough
+        self.min_length = min_length
         # One search decides whether any rule can fire; most strings stop there. (Collecting
         # which triggers fired with finditer measured twice as slow: it must scan the whole string.)
         triggers = [r.trigger for r in self.rules]
@@ -114,30 +111,70 @@ class Redactor:
         return bool(self.rules) or self.environment or self.no_passthrough
 
     def text(self, value: str, placeholders: Placeholders) -> str:
-        if len(value) < MIN_LENGTH or (self._any is not None and self._any.search(value) is None):
+        if len(value) < self.min_length or (
+            self._any is not None and self._any.search(value) is None
+        ):
             return value
+        head = value.lstrip()[:1]
+        if head in ("{", "[") and len(value) > 1:
+            try:
+                decoded = json.loads(value)
+            except ValueError:
+                decoded = None
+            if isinstance(decoded, dict | list):
+                redacted = self.value(decoded, placeholders, data=True)
+                return value if redacted is decoded else _reencode(value, decoded, redacted)
         for rule in self.rules:
             value = rule.apply(value, placeholders)
         return value
 
-    def value(self, value: JSON, placeholders: Placeholders) -> JSON:
-        """``value`` with every non-structural string redacted (same object when nothing changed)."""
+    def value(
+        self,
+        value: JSON,
+        placeholders: Placeholders,
+        *,
+        skip: frozenset[str] = NONE,
+        data: bool = True,
+    ) -> JSON:
+        """``value`` with every non-structural string redacted (same object when nothing changed).
+
+        ``skip``: member names that are structure at this level; ``data``: whether member
+        names at this level are data (redacted) rather than a shape (kept).
+        """
         if isinstance(value, str):
             return self.text(value, placeholders)
         if isinstance(value, dict):
-            out: dict[str, JSON] | None = None
-            for i, (k, v) in enumerate(value.items()):
-                nk = self.text(k, placeholders) if isinstance(k, str) else k
-                nv = v if (k in STRUCTURAL and isinstance(v, str)) else self.value(v, placeholders)
-                if out is None and (nk is not k or nv is not v):
-                    out = dict(list(value.items())[:i])
-                if out is not None:
-                    out[nk] = nv
-            return value if out is None else out
+            return self._object(value, placeholders, skip, data)
         if isinstance(value, list):
-            new = [self.value(v, placeholders) for v in value]
+            new = [self.value(v, placeholders, skip=skip, data=data) for v in value]
             return value if all(a is b for a, b in zip(new, value, strict=True)) else new
         return value
+
+    def _object(
+        self, value: dict[str, JSON], placeholders: Placeholders, skip: frozenset[str], data: bool
+    ) -> JSON:
+        out: dict[str, JSON] | None = None
+        for i, (k, v) in enumerate(value.items()):
+            nk = self.text(k, placeholders) if data and isinstance(k, str) else k
+            if (k in skip and isinstance(v, str | bool | int | float)) or v is None:
+                nv = v
+            elif skip is structure.ITEM or (k in structure.ITEM_VALUED and not data):
+                nv = self.value(v, placeholders, skip=structure.ITEM, data=False)
+            elif k == "tools_added" and not data:
+                nv = self.value(v, placeholders, skip=structure.TOOL, data=False)
+            else:
+                nv = self.value(v, placeholders, skip=NONE, data=True)
+            if out is None and (nk is not k or nv is not v):
+                out = dict(list(value.items())[:i])
+            if out is not None:
+                out[nk] = nv
+        return value if out is None else out
+
+    def entry(self, raw: dict[str, JSON], placeholders: Placeholders) -> dict[str, JSON]:
+        kind = raw.get("type")
+        skip = structure.entry_structure(kind) if isinstance(kind, str) else structure.ENVELOPE
+        result: dict[str, JSON] = self._object(raw, placeholders, skip, data=False)
+        return result
 
     def session(self, session: Session) -> tuple[Session, TreeReport]:
         """The redacted tree and what was found (counts per rule, never the plaintext)."""
@@ -147,11 +184,11 @@ class Redactor:
         raws = [e.raw for e in session.entries]
         if self.environment:
             header, raws, report.environment_dropped = strip_environment(header, raws)
-        new_header = self.value(header, placeholders)
+        new_header = self._object(header, placeholders, structure.HEADER, data=False)
         hashed = any(e.type == "response" and e.raw.get("request_hash") for e in session.entries)
         entries: list[Entry] = []
         for e, raw in zip(session.entries, raws, strict=True):
-            new = self.value(raw, placeholders)
+            new = self.entry(raw, placeholders)
             if new is e.raw:
                 entries.append(e)
                 continue
@@ -164,6 +201,20 @@ class Redactor:
             session.header if new_header is session.header_raw else validate_header(new_header)
         )
         return session.replace(header_model, new_header, entries), report
+
+    def id_findings(self, session: Session) -> Counter[str]:
+        """Findings in the session's ids and references (ids are never rewritten)."""
+        placeholders = Placeholders()
+        ids = [session.id, *(e.id for e in session.entries)]
+        for e in session.entries:
+            ids.extend(
+                str(e.raw[k])
+                for k in ("response_id", "call_id", "response")
+                if isinstance(e.raw.get(k), str)
+            )
+        for value in ids:
+            self.text(value, placeholders)
+        return placeholders.findings
 
     def document(self, doc: JSON) -> dict[str, int]:
         """The document-level rules, in place: what each removed (the tree-level pass ran earlier)."""

@@ -1,12 +1,16 @@
-"""Home directories: ``/home/<user>``, ``/Users/<user>``, ``C:\\Users\\<user>`` and the given home become ``~``.
+"""``home_paths_v2``: ``/home/<user>``, ``/Users/<user>``, ``C:\\Users\\<user>`` become ``~``.
 
 User names are personal data and paths leak them everywhere (cwd, file
-lists, tool output).  Escaped backslashes inside JSON text are handled too.
+lists, tool output).  Homes are found by pattern, with a path boundary, so
+the same store gives the same bytes on every machine; a home elsewhere
+(``/srv/u``) is added only when asked (``--home PATH``) and replaced only as
+a whole path segment (``/srv/users`` is not ``/srv/u``).  Escaped
+backslashes inside JSON text are handled too.  (v1 also replaced the home of
+the user running the export, without a boundary.)
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -23,31 +27,35 @@ _GENERIC = re.compile(
     + _NAME.format(sep=r"\\")
     + ")"
 )
+_END = r"(?=$|[/\\\s\"'`:;,)\]}>])"  # the home ends a path segment
 
 
 @dataclass(frozen=True)
 class HomePaths:
-    home: str = ""
-    name: str = "home_paths_v1"
+    homes: tuple[str, ...] = ()
+    name: str = "home_paths_v2"
     opt_in: bool = False
-    _homes: tuple[str, ...] = field(default=(), repr=False)
+    _explicit: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
 
     @classmethod
-    def of(cls, home: str | None = None) -> HomePaths:
-        home = os.path.normpath(home if home is not None else os.path.expanduser("~"))
-        usable = home not in ("", ".", "/", "\\") and len(home) > 1
-        return cls(home if usable else "", _homes=(home,) if usable else ())
+    def of(cls, homes: tuple[str, ...] = ()) -> HomePaths:
+        usable = tuple(
+            sorted(
+                {h.rstrip("/\\") for h in homes if len(h.rstrip("/\\")) > 1},
+                key=lambda h: (-len(h), h),
+            )
+        )
+        patterns = tuple(re.compile(r"(?<![\w.~-])" + re.escape(h) + _END) for h in usable)
+        return cls(usable, _explicit=patterns)
 
     @property
     def trigger(self) -> str:
-        return "|".join([r"/home/|/Users/|Users\\", *(re.escape(h) for h in self._homes)])
+        return "|".join([r"/home/|/Users/|Users\\", *(re.escape(h) for h in self.homes)])
 
     def apply(self, text: str, placeholders: Placeholders) -> str:
-        for home in self._homes:
-            if home in text:
-                n = text.count(home)
-                text = text.replace(home + "/", "~/").replace(home + "\\", "~\\").replace(home, "~")
-                placeholders.findings[self.name] += n
+        for pattern in self._explicit:
+            text, n = pattern.subn("~", text)
+            placeholders.findings[self.name] += n
         if "/home/" in text or "/Users/" in text or "Users\\" in text:
             text, n = _GENERIC.subn("~", text)
             placeholders.findings[self.name] += n

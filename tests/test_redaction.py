@@ -195,7 +195,7 @@ def test_every_kind_was_found_and_audited(planted) -> None:  # type: ignore[no-u
         "credential_assignment_v1",
         "email_v1",
         "secrets_v1",
-        "home_paths_v1",
+        "home_paths_v2",
     ]:
         assert report["findings"].get(rule, 0) > 0, rule
     assert report["outputs"]["atif"]["github_token"] > 0
@@ -273,7 +273,7 @@ def test_redaction_is_idempotent_and_stable() -> None:
     texts = planted_values()
     session = planted_session(texts).session()
     redactor = build_redactor(
-        selected_rules(["all"]), secrets=[LITERAL, ENV_SECRET], home="/home/alicebob"
+        selected_rules(["all"]), secrets=[LITERAL, ENV_SECRET], homes=("/home/alicebob",)
     )
     once, report = redactor.session(session)
     assert sum(report.findings.values()) > 20
@@ -379,4 +379,4 @@ def test_environment_and_no_passthrough(tmp_path: Path) -> None:
 def test_home_path_forms(text: str, expected: str) -> None:
     from trajset.redactors.home_paths import HomePaths
 
-    assert HomePaths.of("/nonexistent-home").apply(text, Placeholders()) == expected
+    assert HomePaths.of(("/nonexistent-home",)).apply(text, Placeholders()) == expected

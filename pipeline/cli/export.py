@@ -91,6 +91,10 @@ def export(
         str | None, typer.Option("--license", help="License id for the card (default: other).")
     ] = None,
     reader_option: ReaderOptions = None,
+    home: Annotated[
+        list[str] | None,
+        typer.Option(help="A home folder outside /home, /Users, C:\\Users to replace by ~."),
+    ] = None,
 ) -> None:
     """Export every trajectory as ATIF v1.8 plus Parquet tables, laid out as a Hugging Face dataset.
 
@@ -99,7 +103,7 @@ def export(
     flags: dict[str, Any] = {
         "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
         "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
-        "workers": workers, "executor": executor, "mode": mode, "reader_option": reader_option,
+        "workers": workers, "executor": executor, "mode": mode, "reader_option": reader_option, "home": home,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
     bar = _ProgressBar() if not quiet and sys.stderr.isatty() else None

@@ -58,6 +58,7 @@ def write_manifest(
             "where": options.where,
             "license": options.license,
             "reader_options": dict(options.reader_options),
+            "homes": len(options.homes),  # how many --home paths (the paths name their users)
         },
         "inputs": _inputs(run, redactor),
         "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},

@@ -1,0 +1,82 @@
+"""``password_assignment_v1``: values assigned to password-like names, whatever their entropy.
+
+``password=changeme`` and ``DB_PASS=hunter2`` are credentials in a published
+dataset even though they look like words.  Names: ``password``, ``passwd``,
+``passphrase``, ``secret``, ``pwd``, ``pass`` (alone or as a suffix:
+``DB_PASSWORD``, ``client_secret``) and ``*_TOKEN``/``*_KEY``; forms: code and
+``.env`` assignments, YAML and JSON members (also with escaped quotes), URL
+query parameters and command-line flags (``--password x``,
+``--password=x``).  Values that are clearly not secrets are kept: empty,
+masked (``***``), ``<placeholder>``, ``${VAR}``/``$VAR``/``%VAR%``, environment
+look-ups, function calls, type names and ``None``/``null``/``true``/``false``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .base import Rule
+
+_NAME = (
+    r"(?P<name>(?i:(?:[a-z0-9_.-]*[_.-])?(?:password|passwd|passphrase|secret|pwd|pass)"
+    r"|[a-z0-9_.-]*[_-](?:token|key)))"
+)
+_Q = r"\\?[\"']"  # a quote, also escaped (JSON text inside a string)
+_VALUE = (
+    r"(?:"
+    + _Q
+    + r"(?P<quoted>[^\"'\\\n]{1,256})"
+    + _Q
+    + r"|(?P<bare>[^\s\"'\\,;&)\]}<>][^\s\"'\\,;&)\]}<>]{0,255}))"
+)
+_START = r"(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))"
+#: ``name = value``, ``name: value``, ``"name": "value"``, ``name=value&`` (URL), ``--name=value``
+ASSIGNMENT = re.compile(
+    _START + r"(?:--)?" + _NAME + r"(?:" + _Q + r")?\s*(?P<sep>=|:(?![:/]))\s*" + _VALUE
+)
+#: ``--name value`` (a command-line flag)
+FLAG = re.compile(r"(?<![A-Za-z0-9_-])--" + _NAME + r"\s+" + _VALUE)
+_NOT_SECRET = re.compile(
+    r"^(?:\*+|x+|\.+|[/~].*|[A-Za-z]:\\.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%"
+    r"|(?:os\.environ|os\.getenv|process\.env|ENV)\b.*|.*\(.*"
+    r"|None|null|nil|true|false|True|False|undefined|str|string|int|bool|bytes|SecretStr"
+    r"|-?\d+(?:\.\d+)?|lambda\b.*"
+    r"|Optional\[.*|\[REDACTED:.*)$"
+)
+_BARE_NAMES = ("pass", "pwd")  # alone, only as ``pass=x`` (``2 pass: 10 fail`` is prose)
+
+
+@dataclass(frozen=True)
+class PasswordRule(Rule):
+    """Findings of both forms; the value, quoted or bare, unless it is clearly not a secret."""
+
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        found = []
+        for pattern in (ASSIGNMENT, FLAG):
+            for m in pattern.finditer(text):
+                group = "quoted" if m.group("quoted") is not None else "bare"
+                value = m.group(group)
+                if _NOT_SECRET.match(value):
+                    continue
+                sep = m.groupdict().get("sep")
+                if sep == ":" and m.group("name").lower() in _BARE_NAMES:
+                    continue
+                found.append(m.span(group))
+        last = -1
+        for start, end in sorted(set(found)):
+            if start >= last:
+                yield start, end
+                last = end
+
+
+RULES: list[Rule] = [
+    PasswordRule(
+        "password_assignment_v1",
+        ASSIGNMENT,
+        r"(?i:pass|pwd|secret|token|key)",
+        description="values assigned to password-like names (password=, DB_PASS=, --password x), "
+        "whatever their entropy",
+    )
+]

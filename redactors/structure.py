@@ -1,0 +1,53 @@
+"""Where structure is, by position: what redaction never rewrites (DESIGN §2).
+
+Only the envelope and the known id, reference and enum positions of each
+entry type are structure, and only at the level where they occur: the same
+member name deeper down (a decision's ``reason``, ``details.reason``,
+``data.source``) is text and is examined.  Member names at these levels are
+never rewritten, so an entry keeps its shape whatever a rule finds.
+"""
+
+from __future__ import annotations
+
+ENVELOPE = frozenset({"type", "id", "parent", "ts"})
+#: header members that are structure
+HEADER = frozenset(
+    {
+        "type",
+        "format",
+        "id",
+        "created_at",
+        "payload",
+        "parent_session",
+        "spawned_by",
+        "records",
+        "media",
+    }
+)
+#: per entry type, the top-level members (beside the envelope) that are ids, references or enums
+ENTRY: dict[str, frozenset[str]] = {
+    "item": frozenset({"response", "visible"}),
+    "response": frozenset({"response_id", "status", "request_hash", "latency_ms"}),
+    "config": frozenset({"replace", "tools_removed"}),
+    "compaction": frozenset({"first_kept", "tokens_before"}),
+    "branch_summary": frozenset({"from"}),
+    "run": frozenset({"run_id", "phase", "source", "reason", "ref", "pending"}),
+    "dispatch": frozenset({"call_id", "target"}),
+    "decision": frozenset({"call_id", "target", "verdict"}),
+    "label": frozenset({"target"}),
+    "outcome": frozenset({"target", "kind", "score", "pass"}),
+    "link": frozenset({"rel", "session", "call_id"}),
+    "custom": frozenset({"ns"}),
+}
+#: members whose value is an Open Responses item (or a list of them)
+ITEM_VALUED = frozenset({"item", "summary"})
+#: inside an item, at any depth (content parts, annotations): the members that are structure
+ITEM = frozenset({"type", "id", "call_id", "status", "role", "phase", "detail"})
+#: inside a tool definition (``tools_added[*]``): the members that name it
+TOOL = frozenset({"type", "name", "strict"})
+#: every structural member name: a literal secret equal to one is refused
+NAMES = ENVELOPE | HEADER | ITEM | TOOL | ITEM_VALUED | frozenset().union(*ENTRY.values())
+
+
+def entry_structure(entry_type: str) -> frozenset[str]:
+    return ENVELOPE | ENTRY.get(entry_type, frozenset())
