@@ -88,7 +88,7 @@ def run_export(
     make_executor(run.executor, run.workers)  # fail early on an unknown executor
     check_outside(out, stores)
     prepare_output(out, run.mode)
-    check_resumable(out, options, run.mode == Mode.resume)
+    check_resumable(out, options, run.mode == Mode.resume, run.secrets)
     ctx = RunContext(out, options, run.secrets, SessionIndex.of(units), world_size=run.workers)
     result = run_units(ctx, units, run, progress)
     assemble_outputs(out, result)

@@ -25,7 +25,6 @@ from trajset.redactors import Redactor
 from trajset.schemas.records import (
     ErrorRow,
     ExportedTrajectory,
-    ForkPrompt,
     SessionExport,
     SessionInput,
     SessionTrajectories,
@@ -33,7 +32,7 @@ from trajset.schemas.records import (
 )
 from trajset.schemas.session import Session
 
-from .atif import AtifOptions, SpillError, spill_media, to_atif
+from .atif import AtifOptions, to_atif
 from .errors import BadRecord, ContextError, TrajsetError, UnitFailed, UnitSkipped
 from .options import ExportOptions
 from .outputs.audit import count_placeholders, rows_placeholders
@@ -42,12 +41,12 @@ from .outputs.markers import part_path
 from .outputs.parquet import to_table, write_part
 from .results import UnitResult
 from .stats import Stats
-from .stores import SessionIndex, Unit, fingerprint, load_unit
+from .stores import SessionIndex, Unit, fingerprint, linked_sessions, load_unit
 from .tables import TABLES, Row
 from .tables import where as where_filter
-from .tables.messages import document_messages, function_tools
+from .tables.messages import document_messages, fork_prompt
 from .tables.trajectories import scalars
-from .tree import TreeIndex, build_context, decide, outcome_records, trajectories
+from .tree import TreeIndex, decide, outcome_records, trajectories
 from .tree.policies import Policy
 
 
@@ -88,38 +87,6 @@ def error_row(exc: TrajsetError, unit: Unit) -> ErrorRow:
 # --------------------------------------------------------------------------- stages
 
 
-def linked_sessions(
-    ctx: RunContext, session: Session, own: dict[str, Session]
-) -> dict[str, Session]:
-    """The subsessions ``session`` links to, transitively: among the unit's own sessions,
-    else in the unit the run's index names."""
-    found: dict[str, Session] = {}
-    todo = [session]
-    while todo:
-        for e in todo.pop().entries:
-            sid = (
-                e.raw.get("session")
-                if e.type == "link" and e.raw.get("rel") == "subsession"
-                else None
-            )
-            if not isinstance(sid, str) or sid in found or sid == session.id:
-                continue
-            if sid in own:
-                found[sid] = own[sid]
-                todo.append(own[sid])
-                continue
-            unit = ctx.index.unit_of(sid)
-            try:
-                loaded = load_unit(unit) if unit else []
-            except UnitFailed:
-                loaded = []
-            child = next((s for s in loaded if isinstance(s, Session) and s.id == sid), None)
-            if child is not None:
-                found[sid] = child
-                todo.append(child)
-    return found
-
-
 def read(ctx: RunContext, unit: Unit, result: UnitResult) -> Iterator[SessionInput]:
     """The unit's sessions with their linked subsessions; a unit that fails is one error row."""
     stats = result.stats
@@ -137,7 +104,7 @@ def read(ctx: RunContext, unit: Unit, result: UnitResult) -> Iterator[SessionInp
         own = {s.id: s for s in loaded if isinstance(s, Session)}
         for s in loaded:
             if isinstance(s, Session):
-                inputs.append(SessionInput(s, linked_sessions(ctx, s, own)))
+                inputs.append(SessionInput(s, linked_sessions(ctx.index, s, own)))
                 continue
             st.dropped[getattr(s, "rule", s.kind)] += 1
             result.errors.append(error_row(s, unit))
@@ -147,14 +114,40 @@ def read(ctx: RunContext, unit: Unit, result: UnitResult) -> Iterator[SessionInp
     yield from inputs
 
 
-def redact(rt: Runtime, inputs: Iterable[SessionInput], stats: Stats) -> Iterator[SessionInput]:
+def _refused(rt: Runtime, session: Session) -> ErrorRow | None:
+    """Ids are never rewritten (they name files and link entries): a session whose ids hold a
+    finding is not exported."""
+    found = rt.redactor.id_findings(session) if rt.redactor.rules else {}
+    if not found:
+        return None
+    message = (
+        f"ids hold what {', '.join(sorted(found))} find; ids are never rewritten, so the session "
+        "is not exported (rename the ids in the store, or export with --no-redact)"
+    )
+    return ErrorRow(session.source, session.id, None, "id_holds_secret", message)
+
+
+def redact(
+    rt: Runtime, inputs: Iterable[SessionInput], stats: Stats, errors: list[ErrorRow]
+) -> Iterator[SessionInput]:
     """Each tree redacted once, before enumeration; subsessions too (they get embedded)."""
     for inp in inputs:
         if rt.redactor.active:
             with stats.timed("redact") as st:
                 st.taken += 1
+                refused = _refused(rt, inp.session)
+                if refused is not None:
+                    st.dropped["id_holds_secret"] += 1
+                    stats.counts["sessions_read"] += 1
+                    stats.counts["sessions_failed"] += 1
+                    errors.append(refused)
+                    continue
                 session, report = rt.redactor.session(inp.session)
-                subs = {sid: rt.redactor.session(s)[0] for sid, s in inp.subsessions.items()}
+                subs = {
+                    sid: rt.redactor.session(s)[0]
+                    for sid, s in inp.subsessions.items()
+                    if _refused(rt, s) is None
+                }
                 inp = SessionInput(session, subs)
                 st.passed += 1
             for rule, n in report.findings.items():
@@ -205,17 +198,6 @@ def enumerate_(
                     results.append(item)
             outcomes = outcome_records(session)
         yield SessionTrajectories(inp, decisions, results, outcomes, index.best_score, errors)
-
-
-def fork_prompt(session: Session, fork: str) -> ForkPrompt | None:
-    """The context at ``fork`` as messages (through the ATIF mapping, as every side is)."""
-    try:
-        ctx = build_context(session.path(fork))
-        doc, media = spill_media(to_atif(Trajectory(session, fork, ctx, main=False)))
-    except (ContextError, SpillError):
-        return None
-    messages = [m for m, _ in document_messages(doc, ctx.settings.instructions)]
-    return ForkPrompt(messages, function_tools(ctx.settings), media)
 
 
 def _export_one(
@@ -325,7 +307,13 @@ def write_parts(
     r = rt.redactor
     if r.active:
         result.errors = [
-            ErrorRow(r.plain_text(e.source), e.session_id, e.line, e.kind, r.plain_text(e.message))
+            ErrorRow(
+                r.plain_text(e.source),
+                r.plain_id(e.session_id),
+                e.line,
+                e.kind,
+                r.plain_text(e.message),
+            )
             for e in result.errors
         ]
     for name in TABLES:
@@ -342,13 +330,8 @@ def process_unit(ctx: RunContext, rt: Runtime, unit: Unit) -> UnitResult:
     result = UnitResult(unit)
     result.fingerprint, result.bytes_read = fingerprint(unit)
     stats = result.stats
-    chain = where(
-        rt,
-        export(
-            rt, enumerate_(rt, redact(rt, read(ctx, unit, result), stats), unit, stats), unit, stats
-        ),
-        stats,
-    )
+    trees = redact(rt, read(ctx, unit, result), stats, result.errors)
+    chain = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
     rows = tables_and_write(ctx, rt, chain, result)
     write_parts(ctx, rt, rows, result)
     return result
@@ -387,6 +370,6 @@ def export_session(session: Session, options: ExportOptions | None = None) -> Se
     """
     rt = UnitJob(RunContext(Path(), options or ExportOptions())).runtime
     unit, stats = Unit("memory", (session.source or session.id,)), Stats()
-    trees = redact(rt, [SessionInput(session)], stats)
+    trees = redact(rt, [SessionInput(session)], stats, [])
     [ex] = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
     return ex

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from .base import Rule, entropy
+from .passwords import NOT_SECRET
 
 _B = r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9+/_\\-]))"  # token start: not inside a longer token or base64 run
 _E = r"(?![A-Za-z0-9+/_=-])"  # token end
@@ -29,6 +30,15 @@ def _high_entropy(group: int, minimum: float = 3.0) -> Callable[[re.Match[str]],
         return entropy(m.group(group)) >= minimum
 
     return accept
+
+
+def _credential_value(m: re.Match[str]) -> bool:
+    """A high-entropy value that is not code: not a call, a subscript or an environment look-up.
+    (v1 redacted ``password = get_password()`` and ``token = os.environ['TOKEN']``.)"""
+    value, after = m.group(1), m.string[m.end(1) : m.end(1) + 1]
+    if after in ("(", "[", ".") or NOT_SECRET.match(value):
+        return False
+    return entropy(value) >= 3.0
 
 
 _PEM = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
@@ -79,11 +89,13 @@ RULES: list[Rule] = [
     _token("google_api_key_v1", r"AIza[0-9A-Za-z_-]{35}", "AIza"),
     _token("jwt_v1", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "eyJ"),
     Rule(
-        "url_credentials_v1",
-        re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://([^\s/:@\"'<>\[\]\\]+:[^\s/@\"'<>\[\]\\]+)@"),
-        "://",
+        "url_credentials_v2",
+        re.compile(
+            r"[a-zA-Z][a-zA-Z0-9+.-]*:(?://|\\/\\/)([^\s/:@\"'<>\[\]\\]+:[^\s/@\"'<>\[\]\\]+)@"
+        ),
+        r"://|:\\/\\/",
         group=1,
-        description="user:password in scheme://user:password@host",
+        description="user:password in scheme://user:password@host, also with JSON-escaped slashes",
     ),
     Rule(
         "authorization_header_v1",
@@ -102,11 +114,11 @@ RULES: list[Rule] = [
         accept=_high_entropy(1),
     ),
     Rule(
-        "credential_assignment_v1",
+        "credential_assignment_v2",
         re.compile(_W + _ASSIGNED_NAME + r"[\"']?\s*[:=]\s*[\"']?" + _VALUE),
         r"(?i:pass|pwd|secret|token|key)",
         group=1,
-        accept=_high_entropy(1),
+        accept=_credential_value,
         description="password=/secret:/token= style assignments and .env lines with a high-entropy value",
     ),
 ]

@@ -99,6 +99,8 @@ class Redactor:
         self.min_length = min_length
         # One search decides whether any rule can fire; most strings stop there. (Collecting
         # which triggers fired with finditer measured twice as slow: it must scan the whole string.)
+        #: rules that also judge a value by the name of the member holding it
+        self.member_rules = [r for r in self.rules if hasattr(r, "secret_member")]
         triggers = [r.trigger for r in self.rules]
         self._any = (
             re.compile("|".join(f"(?:{t})" for t in triggers))
@@ -158,6 +160,8 @@ class Redactor:
             nk = self.text(k, placeholders) if data and isinstance(k, str) else k
             if (k in skip and isinstance(v, str | bool | int | float)) or v is None:
                 nv = v
+            elif isinstance(v, str) and isinstance(k, str) and (rule := self._secret_member(k, v)):
+                nv = placeholders(rule, v)
             elif skip is structure.ITEM or (k in structure.ITEM_VALUED and not data):
                 nv = self.value(v, placeholders, skip=structure.ITEM, data=False)
             elif k == "tools_added" and not data:
@@ -169,6 +173,13 @@ class Redactor:
             if out is not None:
                 out[nk] = nv
         return value if out is None else out
+
+    def _secret_member(self, name: str, value: str) -> str:
+        """The rule that judges ``value`` a secret because of its member's name ("" if none)."""
+        for rule in self.member_rules:
+            if rule.secret_member(name, value):
+                return str(rule.name)
+        return ""
 
     def entry(self, raw: dict[str, JSON], placeholders: Placeholders) -> dict[str, JSON]:
         kind = raw.get("type")
@@ -202,8 +213,23 @@ class Redactor:
         )
         return session.replace(header_model, new_header, entries), report
 
+    def _secret_rules_only(self) -> Redactor:
+        """The rules that are not opt-in personal-data patterns (those match parts of UUIDs)."""
+        rules = [r for r in self.rules if not getattr(r, "opt_in", False)]
+        return (
+            self if len(rules) == len(self.rules) else Redactor(rules, min_length=self.min_length)
+        )
+
+    def plain_id(self, value: str) -> str:
+        """An id written outside the tree (an error row's session id), by the secret rules only:
+        ids are kept verbatim so rows join, unless they hold a secret."""
+        return self._secret_rules_only().plain_text(value)
+
     def id_findings(self, session: Session) -> Counter[str]:
-        """Findings in the session's ids and references (ids are never rewritten)."""
+        """Findings of the secret rules in the session's ids and references (ids are never
+        rewritten, so such a session is refused)."""
+        if self._secret_rules_only() is not self:
+            return self._secret_rules_only().id_findings(session)
         placeholders = Placeholders()
         ids = [session.id, *(e.id for e in session.entries)]
         for e in session.entries:

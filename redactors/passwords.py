@@ -38,19 +38,40 @@ ASSIGNMENT = re.compile(
 )
 #: ``--name value`` (a command-line flag)
 FLAG = re.compile(r"(?<![A-Za-z0-9_-])--" + _NAME + r"\s+" + _VALUE)
-_NOT_SECRET = re.compile(
+NOT_SECRET = re.compile(
     r"^(?:\*+|x+|\.+|[/~].*|[A-Za-z]:\\.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%"
     r"|(?:os\.environ|os\.getenv|process\.env|ENV)\b.*|.*\(.*"
     r"|None|null|nil|true|false|True|False|undefined|str|string|int|bool|bytes|SecretStr"
     r"|-?\d+(?:\.\d+)?|lambda\b.*"
     r"|Optional\[.*|\[REDACTED:.*)$"
 )
+_ATTRIBUTE = re.compile(r"[A-Za-z_]\w*(?:\.\w+)+")
+
+
+def _variable(value: str, name: str) -> bool:
+    """Code passing a variable on: ``password=password``, ``pwd=self.pwd``, ``key=cfg.API_KEY``."""
+    v, n = value.lower(), name.lower().lstrip("-")
+    return v == n or v.endswith("." + n) or bool(_ATTRIBUTE.fullmatch(value))
+
+
 _BARE_NAMES = ("pass", "pwd")  # alone, only as ``pass=x`` (``2 pass: 10 fail`` is prose)
+
+
+_MEMBER = re.compile(_NAME + r"$")
 
 
 @dataclass(frozen=True)
 class PasswordRule(Rule):
-    """Findings of both forms; the value, quoted or bare, unless it is clearly not a secret."""
+    """Findings of both forms; the value, quoted or bare, unless it is clearly not a secret.
+
+    ``secret_member`` also judges a JSON member: ``{"password": "changeme"}`` decoded from JSON
+    text has lost the ``password`` context of its value.
+    """
+
+    def secret_member(self, name: str, value: str) -> bool:
+        if _MEMBER.fullmatch(name) is None or not value or "[REDACTED:" in value:
+            return False
+        return not (NOT_SECRET.match(value) or _variable(value, name))
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         found = []
@@ -58,7 +79,7 @@ class PasswordRule(Rule):
             for m in pattern.finditer(text):
                 group = "quoted" if m.group("quoted") is not None else "bare"
                 value = m.group(group)
-                if _NOT_SECRET.match(value):
+                if NOT_SECRET.match(value) or _variable(value, m.group("name")):
                     continue
                 sep = m.groupdict().get("sep")
                 if sep == ":" and m.group("name").lower() in _BARE_NAMES:

@@ -77,10 +77,19 @@ def planted_values() -> dict[str, tuple[str, str]]:
     texts["home_linux"] = ("opened /home/alicebob/projects/notes.txt", "/home/alicebob")
     texts["home_mac"] = ("saved /Users/carolyn/Desktop/x.png", "/Users/carolyn")
     texts["home_windows"] = ("C:\\Users\\Dmitri\\AppData\\x.ini", "Users\\Dmitri")
+    # Low-entropy credentials, escaped and flag forms (issue: redaction without leaks).
+    texts["password_low"] = ("password=changeme1", "changeme1")
+    texts["dotenv_low"] = ("DB_PASS=hunter2x", "hunter2x")
+    texts["yaml_low"] = ("db_password: qwerty99", "qwerty99")
+    texts["cli_flag"] = ("mysql --password letmein7 shop", "letmein7")
+    texts["escaped_assignment"] = ('echo DB_PASSWORD=\\"s3cretz9\\"', "s3cretz9")
+    texts["escaped_url"] = ('{"url":"https:\\/\\/deploy:pw9X2kqZ@git.example.com"}', "pw9X2kqZ")
+    texts["json_member"] = ('{"api_token": "tok3nValue"}', "tok3nValue")
     return texts
 
 
 LITERAL = "corp-" + _rand(ALNUM, 10)
+SHORT = "4242x"  # a short literal secret: the whole value of some strings
 ENV_SECRET = "envsecret-" + _rand(ALNUM, 10)
 
 
@@ -110,15 +119,34 @@ def planted_session(texts: dict[str, tuple[str, str]]) -> SessionBuilder:
     )
     b.add("acme:note", text=all_text, nested={"deep": [all_text]})
     b.add("item", item={"type": "acme:search_result", "text": all_text, "extra": {"raw": all_text}})
+    b.user(SHORT)
+    b.respond(calls=[("call_3", "pin", {"pin": SHORT})], model="m")
+    b.tool_output("call_3", SHORT)
     fork = b.user("user " + all_text)
     b.respond(
         reasoning="think " + all_text,
         calls=[("call_1", "bash", {"cmd": all_text, "pem": texts["private_key"][0]})],
         model="m",
     )
+    b.add(
+        "decision",
+        call_id="call_1",
+        target="i0000003",
+        verdict="reject",
+        by="ops",
+        reason="no: " + all_text,
+    )
     b.tool_output("call_1", "out " + all_text)
+    b.respond(
+        calls=[("call_2", "write", {"content": all_text, "env": {"DB_PASS": "hunter2x"}})],
+        model="m",
+    )
+    b.tool_output("call_2", json.dumps({"ok": True, "stdout": all_text, "password": "changeme1"}))
     r1 = b.respond(text="assistant " + all_text, model="m")
-    b.add("outcome", kind="eval", target=r1, score=0.5, details={"log": all_text})
+    b.add(
+        "outcome", kind="eval", target=r1, score=0.5, details={"log": all_text, "reason": all_text}
+    )
+    b.add("custom", ns="acme", data={"source": all_text, "status": all_text})
     b.branch(fork)
     b.respond(text="regenerated " + all_text, model="m")
     b.add("label", target=r1, label="kept")
@@ -147,6 +175,8 @@ def planted(
             "1",
             "--secret",
             LITERAL,
+            "--secret",
+            SHORT,
             "--secret-env",
             "TRAJSET_TEST_SECRET",
         ],
@@ -158,7 +188,7 @@ def planted(
 
 def test_no_planted_value_survives_in_any_byte_or_name(planted) -> None:  # type: ignore[no-untyped-def]
     _, out, printed, texts = planted
-    secrets = [v for _, v in texts.values()] + [LITERAL, ENV_SECRET]
+    secrets = [v for _, v in texts.values()] + [LITERAL, ENV_SECRET, SHORT]
     files = [p for p in out.rglob("*") if p.is_file()]
     assert len(files) > 10
     for p in files:
@@ -190,9 +220,10 @@ def test_every_kind_was_found_and_audited(planted) -> None:  # type: ignore[no-u
         "google_api_key_v1",
         "private_key_v1",
         "jwt_v1",
-        "url_credentials_v1",
+        "password_assignment_v1",
+        "url_credentials_v2",
         "authorization_header_v1",
-        "credential_assignment_v1",
+        "credential_assignment_v2",
         "email_v1",
         "secrets_v1",
         "home_paths_v2",
@@ -228,6 +259,10 @@ def _clean_session() -> SessionBuilder:
     code = (
         "def total(lines: list[Line]) -> Decimal:\n    token_count = len(lines)  # not a secret\n"
         "    key = lambda l: l.sku\n    return sum((l.price for l in sorted(lines, key=key)), Decimal(0))\n"
+        "\ndef connect(password: str, api_key: str | None = None) -> None:\n"
+        "    password = get_password()\n    token = os.environ['TOKEN']\n"
+        "    db = open_db(user='svc', password=password)\n"
+        "DB_PASSWORD=${DB_PASSWORD}\nsecret: <fill me in>\nprimary_key=True\nPWD=/srv/app\n"
     )
     b = SessionBuilder("clean-1", harness={"name": "h", "version": "1"}, cwd="/srv/app")
     b.config(model="m", instructions="Be helpful.")
@@ -380,3 +415,106 @@ def test_home_path_forms(text: str, expected: str) -> None:
     from trajset.redactors.home_paths import HomePaths
 
     assert HomePaths.of(("/nonexistent-home",)).apply(text, Placeholders()) == expected
+
+
+def test_tool_call_arguments_stay_valid_json_with_the_same_keys(planted) -> None:  # type: ignore[no-untyped-def]
+    import polars as pl
+
+    _, out, _, _ = planted
+    steps = pl.read_parquet(out / "data" / "steps" / "*.parquet").to_dicts()
+    calls = [c for s in steps for c in s["tool_calls"]]
+    keys = {"bash": {"cmd", "pem"}, "write": {"content", "env"}, "pin": {"pin"}}
+    assert calls
+    for c in calls:
+        assert set(json.loads(c["arguments"])) == keys[c["function_name"]]
+
+
+def test_two_machines_with_other_homes_write_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "p.jsonl").write_text(planted_session(planted_values()).text())
+    outs = []
+    for home in ("/home/alicebob", "/root"):
+        monkeypatch.setenv("HOME", home)
+        out = tmp_path / f"out-{len(outs)}"
+        run_export([store], out, ExportOptions(), RunOptions(workers=1))
+        outs.append(
+            {
+                p.relative_to(out): p.read_bytes()
+                for p in out.rglob("*")
+                if p.is_file() and ".trajset" not in p.parts and p.name != "manifest.json"
+            }
+        )
+    assert outs[0] == outs[1]
+
+
+def test_an_explicit_home_is_replaced_only_as_a_whole_segment() -> None:
+    from trajset.redactors.home_paths import HomePaths
+
+    rule = HomePaths.of(("/srv/u",))
+    text = "/srv/u/notes and /srv/users/x and /rootfs/bin and /srv/u"
+    assert rule.apply(text, Placeholders()) == "~/notes and /srv/users/x and /rootfs/bin and ~"
+
+
+def test_bad_literal_secrets_are_refused_and_a_secret_in_an_id_refuses_the_session(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    for bad in ("abc", "status", "response_id", " padded "):
+        result = runner.invoke(app, ["export", "--out", str(tmp_path / "o"), "--secret", bad])
+        assert result.exit_code == 2, bad
+    token = "ghp_" + "Ab1" * 12
+    b = SessionBuilder(token)
+    b.user("hi")
+    b.respond(text="ok")
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "s.jsonl").write_text(b.text())
+    run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    [error] = run.errors
+    assert (
+        error.kind == "id_holds_secret"
+        and token not in error.session_id
+        and token not in error.message
+    )
+    assert not list((tmp_path / "out" / "atif").glob("*.json"))
+    assert all(token not in p.name for p in (tmp_path / "out").rglob("*"))
+
+
+def test_resume_refuses_another_secret_set(runner: CliRunner, tmp_path: Path) -> None:
+    out = str(tmp_path / "o")
+    assert (
+        runner.invoke(app, ["export", "--out", out, "-q", "--secret", "first-secret"]).exit_code
+        == 0
+    )
+    again = runner.invoke(
+        app, ["export", "--out", out, "-q", "--mode", "resume", "--secret", "other-secret"]
+    )
+    assert again.exit_code == 2 and "other --secret" in again.output
+    same = runner.invoke(
+        app, ["export", "--out", out, "-q", "--mode", "resume", "--secret", "first-secret"]
+    )
+    assert same.exit_code == 0
+    state = [p for p in (tmp_path / "o" / ".trajset").glob("*") if p.is_file()]
+    assert state and not any("first-secret" in p.read_text(errors="replace") for p in state)
+
+
+def test_scan_finds_every_planted_kind_unredacted_and_nothing_redacted(
+    planted, tmp_path: Path, runner: CliRunner
+) -> None:  # type: ignore[no-untyped-def]
+    store, out, _, _ = planted
+    raw = tmp_path / "raw"
+    assert (
+        runner.invoke(app, ["export", str(store), "--out", str(raw), "-q", "--no-redact"]).exit_code
+        == 0
+    )
+    secrets = ["--secret", LITERAL, "--secret", ENV_SECRET, "--secret", SHORT]
+    found = runner.invoke(app, ["scan", str(raw), *secrets])
+    assert found.exit_code == 1
+    rules = {line.split(": ")[1] for line in found.output.splitlines() if line.count(": ") == 2}
+    report = json.loads((out / "manifest.json").read_text())["redaction"]["findings"]
+    assert set(report) <= rules  # every rule that fired on the input fires on the raw export
+    assert not any(s in found.output for s in (LITERAL, ENV_SECRET, SHORT))
+    clean = runner.invoke(app, ["scan", str(out), *secrets])
+    assert clean.exit_code == 0, clean.output

@@ -16,6 +16,7 @@ from .convert import convert
 from .export import export
 from .inspect import inspect, verify
 from .planned import publish
+from .scan import scan
 from .validate import schema, validate
 
 app = typer.Typer(
@@ -27,7 +28,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-for command in (export, inspect, verify, validate, convert, publish, schema):
+for command in (export, inspect, verify, validate, scan, convert, publish, schema):
     app.command()(command)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 
@@ -43,8 +44,11 @@ def write_marker(out: Path, result: UnitResult) -> None:
     atomic_write(marker_path(out, result.unit), json.dumps(result.to_json()).encode())
 
 
-def check_resumable(out: Path, options: ExportOptions, resume: bool) -> None:
-    """``--mode resume`` only finishes a run made with the same options; records them otherwise."""
+def check_resumable(
+    out: Path, options: ExportOptions, resume: bool, secrets: tuple[str, ...] = ()
+) -> None:
+    """``--mode resume`` only finishes a run made with the same options and the same literal
+    secrets; records them otherwise (the secrets as a salted fingerprint, never the values)."""
     saved = out / STATE / "options.json"
     current = json.dumps(asdict(options), sort_keys=True)
     if resume and saved.exists() and saved.read_text() != current:
@@ -52,4 +56,15 @@ def check_resumable(out: Path, options: ExportOptions, resume: bool) -> None:
             f"--mode resume: {out} was started with other options ({saved.read_text()}); "
             "resume with the same options or use --mode overwrite"
         )
+    salt_file, print_file = out / STATE / "secrets.salt", out / STATE / "secrets.sha256"
+    if not (resume and salt_file.exists()):
+        atomic_write(salt_file, os.urandom(16).hex().encode())
+    salt = salt_file.read_text()
+    fingerprint = hashlib.sha256("\0".join([salt, *sorted(secrets)]).encode()).hexdigest()
+    if resume and print_file.exists() and print_file.read_text() != fingerprint:
+        raise UsageError(
+            f"--mode resume: {out} was started with other --secret/--secret-env values; resume "
+            "with the same secrets or use --mode overwrite"
+        )
+    atomic_write(print_file, fingerprint.encode())
     atomic_write(saved, current.encode())

@@ -111,6 +111,38 @@ class SessionIndex:
         return self.units.get(session_id)
 
 
+def linked_sessions(
+    index: SessionIndex, session: Session, own: dict[str, Session]
+) -> dict[str, Session]:
+    """The subsessions ``session`` links to, transitively: among the unit's own sessions,
+    else in the unit the run's index names."""
+    found: dict[str, Session] = {}
+    todo = [session]
+    while todo:
+        for e in todo.pop().entries:
+            sid = (
+                e.raw.get("session")
+                if e.type == "link" and e.raw.get("rel") == "subsession"
+                else None
+            )
+            if not isinstance(sid, str) or sid in found or sid == session.id:
+                continue
+            if sid in own:
+                found[sid] = own[sid]
+                todo.append(own[sid])
+                continue
+            unit = index.unit_of(sid)
+            try:
+                loaded = load_unit(unit) if unit else []
+            except UnitFailed:
+                loaded = []
+            child = next((s for s in loaded if isinstance(s, Session) and s.id == sid), None)
+            if child is not None:
+                found[sid] = child
+                todo.append(child)
+    return found
+
+
 __all__ = [
     "READERS",
     "STORE_KINDS",
@@ -120,6 +152,7 @@ __all__ = [
     "detect_kind",
     "discover",
     "fingerprint",
+    "linked_sessions",
     "load_unit",
     "read_session",
     "read_session_text",

@@ -12,10 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from trajset.schemas.context import Settings
-from trajset.schemas.records import Anchored
+from trajset.schemas.records import Anchored, ForkPrompt, Trajectory
+from trajset.schemas.session import Session
 
-from ..atif import tool_definition
+from ..atif import spill_media, to_atif, tool_definition
+from ..atif.media import SpillError
+from ..errors import ContextError
 from ..jsonio import dumps_compact
+from ..tree.context import build_context
 
 JSON = Any
 
@@ -129,3 +133,14 @@ def function_tools(settings: Settings) -> str:
             if isinstance(t, dict) and t.get("type") == "function"
         ]
     )
+
+
+def fork_prompt(session: Session, fork: str) -> ForkPrompt | None:
+    """The context at ``fork`` as messages (through the ATIF mapping, as every side is)."""
+    try:
+        ctx = build_context(session.path(fork))
+        doc, media = spill_media(to_atif(Trajectory(session, fork, ctx, main=False)))
+    except (ContextError, SpillError):
+        return None
+    messages = [m for m, _ in document_messages(doc, ctx.settings.instructions)]
+    return ForkPrompt(messages, function_tools(ctx.settings), media)
