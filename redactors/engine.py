@@ -56,30 +56,25 @@ class TreeReport:
     environment_dropped: int = 0
 
 
-def _json_styles(value: JSON) -> list[str]:
-    """The encodings a producer may have used, most common first."""
-    return [
-        json.dumps(value, ensure_ascii=False, separators=(",", ":")),
-        json.dumps(value, ensure_ascii=False),
-        json.dumps(value, separators=(",", ":")),
-        json.dumps(value),
-        json.dumps(value, ensure_ascii=False, indent=2),
-        json.dumps(value, ensure_ascii=False, indent=4),
-    ]
+#: the encodings a producer may have used, most common first
+JSON_STYLES: tuple[dict[str, Any], ...] = (
+    {"ensure_ascii": False, "separators": (",", ":")},
+    {"ensure_ascii": False},
+    {"separators": (",", ":")},
+    {},
+    {"ensure_ascii": False, "indent": 2},
+    {"ensure_ascii": False, "indent": 4},
+)
 
 
 def _reencode(original: str, decoded: JSON, redacted: JSON) -> str:
     """``redacted`` in the style ``original`` was written in (compact when none matches)."""
     body = original.strip()
-    for i, style in enumerate(_json_styles(decoded)):
-        if style == body:
-            out = _json_styles(redacted)[i]
-            return (
-                original[: len(original) - len(original.lstrip())]
-                + out
-                + original[len(original.rstrip()) :]
-            )
-    return _json_styles(redacted)[0]
+    for style in JSON_STYLES:
+        if json.dumps(decoded, **style) == body:
+            lead = original[: len(original) - len(original.lstrip())]
+            return lead + json.dumps(redacted, **style) + original[len(original.rstrip()) :]
+    return json.dumps(redacted, **JSON_STYLES[0])
 
 
 class Redactor:
@@ -101,6 +96,7 @@ class Redactor:
         # which triggers fired with finditer measured twice as slow: it must scan the whole string.)
         #: rules that also judge a value by the name of the member holding it
         self.member_rules = [r for r in self.rules if hasattr(r, "secret_member")]
+        self._member_names: dict[str, list[Any]] = {}  # member name -> the rules that judge it
         triggers = [r.trigger for r in self.rules]
         self._any = (
             re.compile("|".join(f"(?:{t})" for t in triggers))
@@ -176,7 +172,11 @@ class Redactor:
 
     def _secret_member(self, name: str, value: str) -> str:
         """The rule that judges ``value`` a secret because of its member's name ("" if none)."""
-        for rule in self.member_rules:
+        rules = self._member_names.get(name)
+        if rules is None:
+            rules = [r for r in self.member_rules if r.names_secret(name)]
+            self._member_names[name] = rules
+        for rule in rules:
             if rule.secret_member(name, value):
                 return str(rule.name)
         return ""

@@ -68,6 +68,10 @@ class PasswordRule(Rule):
     text has lost the ``password`` context of its value.
     """
 
+    def names_secret(self, name: str) -> bool:
+        """Whether a member called ``name`` holds a password-like value."""
+        return _MEMBER.fullmatch(name) is not None
+
     def secret_member(self, name: str, value: str) -> bool:
         if _MEMBER.fullmatch(name) is None or not value or "[REDACTED:" in value:
             return False
@@ -96,7 +100,8 @@ RULES: list[Rule] = [
     PasswordRule(
         "password_assignment_v1",
         ASSIGNMENT,
-        r"(?i:pass|pwd|secret|token|key)",
+        # a name right before its separator (or a --flag): far rarer than the words alone
+        r"(?i:pass|pwd|secret|token|key)[a-zA-Z]*\\?[\"']?\s*[:=]|--(?i:pass|pwd|secret|token|key)",
         description="values assigned to password-like names (password=, DB_PASS=, --password x), "
         "whatever their entropy",
     )
