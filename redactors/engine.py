@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Session, validate_header
@@ -46,6 +46,17 @@ class StringRule(Protocol):
         ...
 
     def apply(self, text: str, placeholders: Placeholders) -> str: ...
+
+
+class MemberRule(Protocol):
+    """A rule that also judges a value by the name of the member holding it."""
+
+    @property
+    def name(self) -> str: ...
+
+    def names_secret(self, name: str) -> bool: ...
+
+    def secret_member(self, name: str, value: str) -> bool: ...
 
 
 @dataclass
@@ -95,8 +106,8 @@ class Redactor:
         # One search decides whether any rule can fire; most strings stop there. (Collecting
         # which triggers fired with finditer measured twice as slow: it must scan the whole string.)
         #: rules that also judge a value by the name of the member holding it
-        self.member_rules = [r for r in self.rules if hasattr(r, "secret_member")]
-        self._member_names: dict[str, list[Any]] = {}  # member name -> the rules that judge it
+        self.member_rules = [cast(MemberRule, r) for r in self.rules if hasattr(r, "secret_member")]
+        self._member_names: dict[str, list[MemberRule]] = {}  # name -> the rules that judge it
         triggers = [r.trigger for r in self.rules]
         self._any = (
             re.compile("|".join(f"(?:{t})" for t in triggers))
