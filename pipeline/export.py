@@ -13,9 +13,11 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
+from . import __version__
 from .executors import make_executor
 from .options import ExportOptions, Mode, RunOptions
 from .outputs.card import card
@@ -24,6 +26,7 @@ from .outputs.folder import check_outside, prepare_output
 from .outputs.manifest import write_manifest
 from .outputs.markers import check_resumable, part_path, read_marker, write_marker
 from .outputs.parquet import assemble, read_part, to_table, write_single
+from .outputs.tables_info import table_facts
 from .results import RunResult, UnitResult
 from .stages import RunContext, UnitJob
 from .stats import Stats
@@ -31,6 +34,7 @@ from .stores import SessionIndex, Unit, discover
 from .tables import CONFIGS
 from .tables.where import compile_where
 
+JSON = Any
 Progress = Callable[[int, int], None]
 
 
@@ -60,13 +64,17 @@ def run_units(
     return RunResult(results, stats, seconds, sum(r.bytes_read for r in results))
 
 
-def assemble_outputs(out: Path, result: RunResult) -> None:
-    """Parquet shards of every table and ``errors.parquet``, from the parts in unit order."""
+def assemble_outputs(out: Path, result: RunResult) -> dict[str, JSON]:
+    """Parquet shards of every table and ``errors.parquet``, from the parts in unit order;
+    returns each table's facts (rows, shard sizes and checksums)."""
+    facts: dict[str, JSON] = {}
     with result.stats.timed("assemble"):
         for name in CONFIGS:
-            assemble(out, name, [part_path(out, r.unit, name) for r in result.units])
+            shards = assemble(out, name, [part_path(out, r.unit, name) for r in result.units])
+            facts[name] = table_facts(out, shards)
         errors = [read_part(part_path(out, r.unit, "errors")) for r in result.units]
         write_single(out / "errors.parquet", pa.concat_tables([to_table("errors", []), *errors]))
+    return facts
 
 
 def run_export(
@@ -76,7 +84,7 @@ def run_export(
     run: RunOptions | None = None,
     *,
     progress: Progress | None = None,
-    version: str = "",
+    version: str = __version__,
 ) -> RunResult:
     """The whole ``trajset export`` job; raises ``AbortRun`` subclasses for usage and output problems."""
     run = run or RunOptions()
@@ -91,8 +99,8 @@ def run_export(
     check_resumable(out, options, run.mode == Mode.resume, run.secrets)
     ctx = RunContext(out, options, run.secrets, SessionIndex.of(units), world_size=run.workers)
     result = run_units(ctx, units, run, progress)
-    assemble_outputs(out, result)
-    manifest = write_manifest(out, options, result, version, redactor)
+    facts = assemble_outputs(out, result)
+    manifest = write_manifest(out, options, result, version, redactor, facts)
     atomic_write(out / "README.md", card(manifest, options.license).encode())
     return result
 

@@ -15,7 +15,7 @@ from .. import __version__
 from .convert import convert
 from .export import export
 from .inspect import inspect, verify
-from .planned import publish
+from .publish import publish
 from .scan import scan
 from .validate import schema, validate
 

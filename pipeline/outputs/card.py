@@ -6,39 +6,57 @@ The YAML declares one config per table with ``data_files`` globs, so
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import yaml
 
 from ..tables import TABLES
 
 JSON = Any
 
 
-def _yaml_str(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
+def _dataset_info(name: str, facts: JSON) -> dict[str, JSON]:
+    """``dataset_info`` of one config, as ``push_to_hub`` writes it, plus the shards' checksums."""
+    from datasets import Features  # the declared Arrow schema in the card's own terms
+
+    return {
+        "config_name": name,
+        "features": Features.from_arrow_schema(TABLES[name].schema)._to_yaml_list(),
+        "splits": [{"name": "train", "num_bytes": facts["bytes"], "num_examples": facts["rows"]}],
+        "download_size": sum(f["num_bytes"] for f in facts["files"].values()),
+        "dataset_size": facts["bytes"],
+        "download_checksums": facts["files"],
+    }
 
 
-def front_matter(license_id: str, pretty_name: str) -> str:
-    lines = [
-        "---",
-        f"license: {_yaml_str(license_id)}",
-        f"pretty_name: {_yaml_str(pretty_name)}",
-        "tags:",
-        "- agent-trajectories",
-        "- atif",
-        "- tool-calling",
-        "- trajset",
-        "task_categories:",
-        "- text-generation",
-        "configs:",
-    ]
-    for i, name in enumerate(TABLES):
-        lines.append(f"- config_name: {name}")
-        if i == 0:
-            lines.append("  default: true")
-        lines += ["  data_files:", "  - split: train", f"    path: data/{name}/*.parquet"]
-    lines.append("---")
-    return "\n".join(lines) + "\n"
+def loadable(manifest: JSON) -> list[str]:
+    """The configs with rows: ``datasets`` cannot load an empty split, so those are left out."""
+    tables = manifest.get("tables") or {}
+    return [n for n in TABLES if n not in tables or tables[n]["rows"] > 0]
+
+
+def front_matter(manifest: JSON, license_id: str, pretty_name: str) -> str:
+    """Hub metadata: license, tags, one config per table with rows, and their dataset infos."""
+    names = loadable(manifest)
+    tables = manifest.get("tables") or {}
+    meta: dict[str, JSON] = {
+        "license": license_id,
+        "pretty_name": pretty_name,
+        "tags": ["agent-trajectories", "atif", "tool-calling", "trajset"],
+        "task_categories": ["text-generation"],
+        "configs": [
+            {
+                "config_name": n,
+                **({"default": True} if i == 0 else {}),
+                "data_files": [{"split": "train", "path": f"data/{n}/*.parquet"}],
+            }
+            for i, n in enumerate(names)
+        ],
+    }
+    infos = [_dataset_info(n, tables[n]) for n in names if n in tables]
+    if infos:
+        meta["dataset_info"] = infos
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n"
 
 
 STAT_KEYS = (
@@ -88,8 +106,18 @@ def _stats_section(manifest: JSON) -> list[str]:
     return [*lines, ""]
 
 
-def _configs_section() -> list[str]:
+def _configs_section(manifest: JSON) -> list[str]:
     lines = ["## Configs", ""]
+    names = loadable(manifest)
+    empty = [n for n in TABLES if n not in names]
+    if empty:
+        lines += [
+            "Tables without rows are written (`data/<table>/`, with the declared schema) but are "
+            "not configs, since `datasets` cannot load an empty split: "
+            + ", ".join(f"`{n}`" for n in empty)
+            + ".",
+            "",
+        ]
     for name, table in TABLES.items():
         lines += [f"### `{name}`", "", table.description, "", "| column | type |", "|---|---|"]
         lines += [f"| `{f.name}` | `{f.type}` |" for f in table.schema]
@@ -118,7 +146,7 @@ def _made_section(manifest: JSON) -> list[str]:
 def card(manifest: JSON, license_id: str) -> str:
     """The whole card: front matter, what it is, stats, configs, redaction, provenance, usage."""
     intro = [
-        front_matter(license_id, "Agent session trajectories"),
+        front_matter(manifest, license_id, "Agent session trajectories"),
         "# Agent session trajectories",
         "",
         "Trajectories of agent sessions exported by trajset "
@@ -127,7 +155,7 @@ def card(manifest: JSON, license_id: str) -> str:
         "",
     ]
     redaction = _redaction_section(manifest["options"], manifest.get("redaction") or {})
-    body = [*intro, *_stats_section(manifest), *_configs_section(), *redaction]
+    body = [*intro, *_stats_section(manifest), *_configs_section(manifest), *redaction]
     return "\n".join([*body, *_made_section(manifest), USAGE])
 
 

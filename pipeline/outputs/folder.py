@@ -41,4 +41,8 @@ def prepare_output(out: Path, mode: Mode) -> None:
         for name in existing:
             p = out / name
             shutil.rmtree(p) if p.is_dir() else p.unlink()
+    if (
+        mode == Mode.resume
+    ):  # the manifest is written last: until then the folder reads as unfinished
+        (out / "manifest.json").unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)

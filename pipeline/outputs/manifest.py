@@ -46,7 +46,12 @@ def _inputs(run: RunResult, redactor: Redactor) -> list[JSON]:
 
 
 def write_manifest(
-    out: Path, options: ExportOptions, run: RunResult, version: str, redactor: Redactor
+    out: Path,
+    options: ExportOptions,
+    run: RunResult,
+    version: str,
+    redactor: Redactor,
+    tables: dict[str, JSON] | None = None,
 ) -> JSON:
     counts = dict(sorted(run.stats.counts.items()))
     manifest = {
@@ -65,6 +70,7 @@ def write_manifest(
         "errors": len(run.errors),
         "redaction": redaction_report(options, counts),
         "stages": {k: v.to_json() for k, v in run.stats.stages.items()},
+        "tables": tables or {},
     }
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     atomic_write(out / "manifest.json", text.encode())

@@ -9,42 +9,41 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
+import yaml
 
 from trajset.schemas.atif import validate_document
 
 from ..tables import CONFIGS, SCHEMAS
 
 
+def card_metadata(readme: Path) -> dict[str, Any]:
+    """The card's YAML front matter ({} when there is none); ``ValueError`` when it does not parse."""
+    text = readme.read_text(encoding="utf-8")
+    if not text.startswith("---\n") or "\n---" not in text[3:]:
+        return {}
+    meta = yaml.safe_load(text[4 : text.index("\n---", 3)])
+    if not isinstance(meta, dict):
+        raise ValueError("the front matter is not a mapping")
+    return meta
+
+
 def card_configs(readme: Path) -> dict[str, str]:
     """``config_name -> data_files path`` from the card's YAML front matter."""
-    text = readme.read_text(encoding="utf-8")
-    if not text.startswith("---\n"):
-        return {}
-    yaml_part = text[4 : text.index("\n---", 4)]
     configs: dict[str, str] = {}
-    current = ""
-    for line in yaml_part.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("- config_name:"):
-            current = stripped.split(":", 1)[1].strip()
-        elif stripped.startswith("path:") and current:
-            configs[current] = stripped.split(":", 1)[1].strip()
+    for c in card_metadata(readme).get("configs") or []:
+        files = c.get("data_files") if isinstance(c, dict) else None
+        if isinstance(files, list) and files and isinstance(files[0], dict):
+            configs[str(c.get("config_name"))] = str(files[0].get("path"))
     return configs
 
 
-def validate_folder(directory: Path) -> tuple[list[str], str]:
+def _table_problems(directory: Path) -> tuple[list[str], int, dict[str, int]]:
+    """Schema problems of every table, how many files were checked, and each table's rows."""
     problems: list[str] = []
-    docs = sorted((directory / "atif").glob("*.json"))
-    for f in docs:
-        try:
-            err = validate_document(json.loads(f.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
-            err = f"not readable JSON: {exc}"
-        if err:
-            problems.append(f"{f}: {err}")
-    tables = 0
+    checked, rows = 0, {}
     for name in (*CONFIGS, "errors"):
         files = (
             [directory / "errors.parquet"]
@@ -54,32 +53,64 @@ def validate_folder(directory: Path) -> tuple[list[str], str]:
         if not files or not files[0].exists():
             problems.append(f"{directory}: table {name} is missing")
             continue
+        rows[name] = 0
         for f in files:
-            tables += 1
+            checked += 1
             try:
-                schema = pq.read_schema(f)
+                pf = pq.ParquetFile(f)
             except Exception as exc:  # pyarrow raises several error types for a broken file
                 problems.append(f"{f}: not a readable Parquet file ({exc})")
                 continue
-            if not schema.remove_metadata().equals(SCHEMAS[name].remove_metadata()):
+            rows[name] += pf.metadata.num_rows
+            if not pf.schema_arrow.remove_metadata().equals(SCHEMAS[name].remove_metadata()):
                 problems.append(
                     f"{f}: schema differs from the declared {name} schema (see `trajset schema {name}`)"
                 )
+    return problems, checked, rows
+
+
+def _card_problems(directory: Path, rows: dict[str, int]) -> list[str]:
     readme = directory / "README.md"
     if not readme.exists():
-        problems.append(f"{directory}: no dataset card README.md")
-    else:
-        configs = card_configs(readme)
-        for name in CONFIGS:
-            if name not in configs:
-                problems.append(f"{readme}: no config for table {name}")
-            elif not list(directory.glob(configs[name])):
-                problems.append(
-                    f"{readme}: config {name} points at {configs[name]}, which matches no file"
-                )
-        for extra in sorted(set(configs) - set(CONFIGS)):
-            problems.append(f"{readme}: config {extra} is not a trajset table")
+        return [f"{directory}: no dataset card README.md"]
+    try:
+        meta = card_metadata(readme)
+    except (ValueError, yaml.YAMLError) as exc:
+        return [f"{readme}: the metadata does not parse ({str(exc).splitlines()[0]})"]
+    configs = card_configs(readme)
+    problems = []
+    for name in CONFIGS:
+        if name not in configs and rows.get(name, 0) > 0:
+            problems.append(f"{readme}: no config for table {name}")
+        elif name in configs and not list(directory.glob(configs[name])):
+            problems.append(
+                f"{readme}: config {name} points at {configs[name]}, which matches no file"
+            )
+    for extra in sorted(set(configs) - set(CONFIGS)):
+        problems.append(f"{readme}: config {extra} is not a trajset table")
+    for info in meta.get("dataset_info") or []:
+        name = info.get("config_name")
+        declared = sum(s.get("num_examples", 0) for s in info.get("splits") or [])
+        if name in rows and declared != rows[name]:
+            problems.append(
+                f"{readme}: dataset_info of {name} says {declared} rows, the files hold {rows[name]}"
+            )
+    return problems
+
+
+def validate_folder(directory: Path) -> tuple[list[str], str]:
+    problems: list[str] = []
+    docs = sorted((directory / "atif").glob("*.json"))
+    for f in docs:
+        try:
+            err = validate_document(json.loads(f.read_text(encoding="utf-8")))
+        except (OSError, ValueError, RecursionError) as exc:
+            err = f"not readable JSON: {exc}"
+        if err:
+            problems.append(f"{f}: {err}")
+    table_problems, checked, rows = _table_problems(directory)
+    problems += table_problems + _card_problems(directory, rows)
     summary = (
-        f"{len(docs)} ATIF documents, {tables} Parquet files checked: {len(problems)} problem(s)"
+        f"{len(docs)} ATIF documents, {checked} Parquet files checked: {len(problems)} problem(s)"
     )
     return problems, summary

@@ -1,0 +1,181 @@
+"""Publishing (through a recording Hub client) and a dataset folder that loads fresh every time."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from trajset.pipeline import ExportOptions, Mode, RunOptions, run_export, sample_store
+from trajset.pipeline.cli import app
+from trajset.pipeline.errors import AbortRun
+from trajset.pipeline.publish import PublishRefused, plan, upload
+from trajset.pipeline.tables import CONFIGS
+
+from .conftest import session_file
+
+TOKEN = "hf_" + "Tk9" * 12
+
+
+class RecordingHub:
+    """A Hub client double: records every call; optionally fails the upload once."""
+
+    def __init__(self, fail_upload: int = 0) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.fail_upload = fail_upload
+
+    def create_repo(self, repo_id: str, **kw: Any) -> str:
+        self.calls.append(("create_repo", {"repo_id": repo_id, **kw}))
+        return repo_id
+
+    def create_branch(self, repo_id: str, **kw: Any) -> None:
+        self.calls.append(("create_branch", {"repo_id": repo_id, **kw}))
+
+    def upload_folder(self, **kw: Any) -> str:
+        if self.fail_upload:
+            self.fail_upload -= 1
+            raise ConnectionError("Max retries exceeded with url: /api/datasets/acme/x/commit/main")
+        files = sorted(
+            p.relative_to(kw["folder_path"]).as_posix()
+            for p in Path(kw["folder_path"]).rglob("*")
+            if p.is_file() and ".trajset" not in p.relative_to(kw["folder_path"]).parts
+        )
+        self.calls.append(("upload_folder", {**kw, "files": files}))
+        return "https://huggingface.co/datasets/acme/x/commit/abc"
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("pub") / "ds"
+    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
+    return out
+
+
+def test_upload_sends_the_folder_in_one_commit_without_run_state(exported: Path) -> None:
+    hub = RecordingHub()
+    p = plan(exported, "acme/x", revision="v1")
+    upload(p, hub)
+    (_, repo), (_, branch), (_, commit) = hub.calls
+    assert repo == {"repo_id": "acme/x", "repo_type": "dataset", "private": True, "exist_ok": True}
+    assert branch["branch"] == "v1" and branch["repo_type"] == "dataset"
+    assert commit["repo_id"] == "acme/x" and commit["revision"] == "v1" and not commit["create_pr"]
+    assert (
+        commit["commit_message"]
+        == "trajset 0.1.0: 8 trajectories, 4 preference pairs from 6 sessions"
+    )
+    assert ".trajset" in " ".join(commit["ignore_patterns"])
+    assert commit["files"] == [rel for rel, _ in p.files]
+    assert "manifest.json" in commit["files"] and not any(".trajset" in f for f in commit["files"])
+
+
+def test_a_failed_upload_is_one_line_and_a_rerun_completes(exported: Path) -> None:
+    hub = RecordingHub(fail_upload=1)
+    p = plan(exported, "acme/x", private=False)
+    with pytest.raises(AbortRun, match="run the same command again") as info:
+        upload(p, hub)
+    assert "\n" not in str(info.value)
+    upload(p, hub)
+    assert [c for c, _ in hub.calls].count("upload_folder") == 1
+    assert hub.calls[0][1]["private"] is False
+
+
+def test_refusals(exported: Path, tmp_path: Path) -> None:
+    raw = tmp_path / "raw"
+    run_export([sample_store()], raw, ExportOptions(redact=False), RunOptions(workers=1))
+    with pytest.raises(PublishRefused, match="--no-redact"):
+        plan(raw, "acme/x")
+    assert plan(raw, "acme/x", allow_unredacted=True).files
+    partial = tmp_path / "partial"
+    shutil.copytree(exported, partial)
+    (partial / "manifest.json").unlink()
+    with pytest.raises(PublishRefused, match="partial or did not finish"):
+        plan(partial, "acme/x")
+    broken = tmp_path / "broken"
+    shutil.copytree(exported, broken)
+    shutil.rmtree(broken / "data" / "steps")
+    with pytest.raises(PublishRefused, match="validate found"):
+        plan(broken, "acme/x")
+    empty = tmp_path / "empty"
+    (tmp_path / "nothing").mkdir()
+    (tmp_path / "nothing" / "e.jsonl").write_bytes(session_file("corrupt-middle").read_bytes())
+    run_export([tmp_path / "nothing"], empty, ExportOptions(), RunOptions(workers=1))
+    with pytest.raises(PublishRefused, match="no trajectory"):
+        plan(empty, "acme/x")
+    leaky = tmp_path / "leaky"
+    shutil.copytree(exported, leaky)
+    doc = next((leaky / "atif").glob("*.json"))
+    doc.write_text(
+        doc.read_text().replace(
+            '"ATIF-v1.8"', '"ATIF-v1.8", "notes": "mail bob.smith@corp.example"', 1
+        )
+    )
+    with pytest.raises(PublishRefused, match="scan finds"):
+        plan(leaky, "acme/x")
+
+
+def test_dry_run_prints_the_plan_and_never_the_token(
+    exported: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    result = CliRunner().invoke(app, ["publish", str(exported), "acme/x", "--dry-run", "--public"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert (
+        "repo acme/x (dataset, public), revision main" in out and "dry run: nothing was sent" in out
+    )
+    assert "manifest.json" in out and ".trajset" not in out and TOKEN not in out
+    refused = CliRunner().invoke(app, ["publish", str(exported / "atif"), "acme/x", "--dry-run"])
+    assert refused.exit_code == 1 and TOKEN not in refused.output
+
+
+# --------------------------------------------------------------------------- the folder itself
+
+
+def _load(folder: Path, config: str, cache: Path) -> Any:
+    from datasets import load_dataset
+
+    return load_dataset(str(folder), config, split="train", cache_dir=str(cache))
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+
+
+def test_folders_of_the_same_name_load_their_own_rows(tmp_path: Path, offline: None) -> None:
+    a, b, cache = tmp_path / "x" / "ds", tmp_path / "y" / "ds", tmp_path / "cache"
+    run_export([sample_store()], a, ExportOptions(), RunOptions(workers=1))
+    run_export([session_file("basic")], b, ExportOptions(), RunOptions(workers=1))
+    assert _load(a, "trajectories", cache).num_rows == 8
+    assert _load(b, "trajectories", cache).num_rows == 1
+    run_export(
+        [session_file("branch")], a, ExportOptions(), RunOptions(workers=1, mode=Mode.overwrite)
+    )
+    assert _load(a, "trajectories", cache).num_rows == 2  # the re-export, not the cached rows
+
+
+def test_a_store_without_forks_or_outcomes_loads_every_config_of_its_card(
+    tmp_path: Path, offline: None
+) -> None:
+    from huggingface_hub import DatasetCard
+
+    out = tmp_path / "ds"
+    run_export([session_file("basic")], out, ExportOptions(), RunOptions(workers=1))
+    card = DatasetCard.load(out / "README.md")
+    configs = [c["config_name"] for c in card.data.to_dict()["configs"]]
+    assert "preferences" not in configs and "trajectories" in configs
+    assert "not configs, since `datasets` cannot load an empty split" in card.text
+    for config in configs:
+        assert _load(out, config, tmp_path / "cache").num_rows > 0
+    infos = {i["config_name"]: i for i in card.data.to_dict()["dataset_info"]}
+    assert set(infos) == set(configs) and set(configs) <= set(CONFIGS)
+    assert all(
+        i["splits"][0]["num_examples"] > 0 and i["download_checksums"] for i in infos.values()
+    )
+    assert CliRunner().invoke(app, ["validate", str(out)]).exit_code == 0
+    assert json.loads((out / "manifest.json").read_text())["tables"]["preferences"]["rows"] == 0
