@@ -46,7 +46,9 @@ def session_report(session: Session) -> dict[str, JSON]:
             if isinstance(e.body, CompactionEntry)
         ],
         "truncated": None,
-        "problems": problems,
+        "problems": problems + [f"{i.kind} (line {i.line}): {i.message}" for i in session.issues],
+        "links": [e.raw.get("session") for e in session.entries if e.type == "link"],
+        "reader": dict(sorted(session.counts.items())),
     }
     if session.truncation is not None:
         t = session.truncation

@@ -49,6 +49,10 @@ def format_report(rep: dict[str, Any]) -> str:
         lines.append(f"  fork      {fork['entry_id']} -> {', '.join(fork['children'])}")
     for k in rep["compactions"]:
         lines.append(f"  compaction {k['entry_id']} keeps from {k['first_kept']}")
+    for link in rep.get("links") or []:
+        lines.append(f"  link      {link}")
+    for key, n in (rep.get("reader") or {}).items():
+        lines.append(f"  {key:<40}{n:>6}")
     if rep.get("truncated"):
         t = rep["truncated"]
         lines.append(f"  truncated line {t['line']}: {t['reason']}")

@@ -20,6 +20,7 @@ from trajset.schemas.session import Session
 from ..errors import UnitFailed, UsageError
 from .agentsession import AgentSessionReader, read_session, read_session_text
 from .base import Loaded, StoreReader, Unit
+from .claude import ClaudeCodeReader
 from .einox import EinoxReader
 from .sqlite import SqliteReader
 from .suga import SugaReader
@@ -29,6 +30,7 @@ READERS: dict[str, StoreReader] = {
     "agentsession-sqlite": SqliteReader(),
     "einox": EinoxReader(),
     "suga": SugaReader(),
+    "claude-code": ClaudeCodeReader(),
     "agentsession": AgentSessionReader(),
 }
 STORE_KINDS = ("auto", *READERS)

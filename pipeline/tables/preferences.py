@@ -51,7 +51,9 @@ def _sides(
         if msgs is None:
             sides[child] = (leaf, None)
             continue
-        after = {e.id for e in session.path(leaf)} - pos
+        # What the branch said after the fork; a compaction summary is context the harness
+        # rebuilt (it leads the compacted document), not something the branch said.
+        after = {e.id for e in session.path(leaf) if e.type != "compaction"} - pos
         sides[child] = (leaf, [m for m, anchor in msgs if anchor in after])
     return sides
 

@@ -1,0 +1,221 @@
+"""The tree of one Claude Code session: compactions joined, artifacts linearised, real forks kept.
+
+Claude Code links entries by ``uuid``/``parentUuid``.  A ``/rewind`` or an
+edited prompt appends a new user entry under an earlier node, unmarked: a real
+fork.  Other multi-child nodes are recording artifacts (parallel tool calls,
+progress and hook children, an assistant continuation beside a lagging tool
+result, compaction replays, ``/clear`` siblings under a command caveat) and
+are linearised: a later child hangs under the entry written just before it in
+that part of the tree.  A node is a real fork only when at least two of its
+children begin branches whose first message is a typed user prompt, written
+at different times (specs/claude-code.md, mapping 3).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from .lines import Record
+
+JSON = Any
+STRUCTURAL = frozenset({"progress", "attachment", "system", "queue-operation", "permission-mode"})
+COMMAND_MARKS = (
+    "<command-name>",
+    "<local-command",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<command-message>",
+)
+
+
+def user_text(r: Record) -> str | None:
+    """The typed text of a user prompt; None for tool results, meta and command entries."""
+    if r.kind != "user" or r.raw.get("isMeta") or r.raw.get("isCompactSummary"):
+        return None
+    content = (r.raw.get("message") or {}).get("content")
+    if isinstance(content, list):
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return None
+        content = "".join(
+            str(b.get("text") or "")
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
+    if not isinstance(content, str) or not content.strip():
+        return None
+    return None if content.lstrip().startswith(COMMAND_MARKS) else content
+
+
+@dataclass
+class Tree:
+    records: list[Record]  # chain entries, parents first
+    parent: dict[str, str | None]
+    compactions: dict[str, tuple[str, Record | None]] = field(
+        default_factory=dict
+    )  # id -> (first_kept, summary)
+    forks: list[str] = field(default_factory=list)
+    artifacts: Counter[str] = field(default_factory=Counter)
+
+
+def _compactions(
+    chain: dict[str, Record], parent: dict[str, str | None]
+) -> dict[str, tuple[str, Record | None]]:
+    """Each boundary joined to its logical parent, its summary consumed, the preserved tail relinked."""
+    out: dict[str, tuple[str, Record | None]] = {}
+    for cb in [
+        r
+        for r in chain.values()
+        if r.kind == "system" and r.raw.get("subtype") == "compact_boundary"
+    ]:
+        logical = cb.raw.get("logicalParentUuid")
+        parent[cb.uuid] = logical if logical in chain else None
+        summary = next(
+            (
+                r
+                for r in chain.values()
+                if parent.get(r.uuid) == cb.uuid and r.raw.get("isCompactSummary")
+            ),
+            None,
+        )
+        kept = ((cb.raw.get("compactMetadata") or {}).get("preservedMessages") or {}).get(
+            "uuids"
+        ) or []
+        kept = [u for u in kept if u in chain]
+        for prev, cur in pairwise(kept):
+            parent[cur] = prev
+        tail = {summary.uuid} if summary else set()
+        tail |= {kept[-1]} if kept else set()
+        for r in chain.values():
+            if (
+                parent.get(r.uuid) in tail
+                and r.order > cb.order
+                and r.uuid not in kept
+                and r is not summary
+            ):
+                parent[r.uuid] = cb.uuid
+        if summary is not None:
+            parent.pop(summary.uuid, None)
+        out[cb.uuid] = (kept[0] if kept else str(parent[cb.uuid] or ""), summary)
+    return out
+
+
+def _first_message(
+    uuid: str, children: dict[str, list[str]], chain: dict[str, Record]
+) -> Record | None:
+    cur: str | None = uuid
+    while cur is not None:
+        r = chain[cur]
+        if r.kind in ("user", "assistant"):
+            return r
+        kids = children.get(cur) or []
+        cur = kids[0] if kids else None
+    return None
+
+
+def _descendants(uuid: str, children: dict[str, list[str]]) -> set[str]:
+    out, todo = set(), [uuid]
+    while todo:
+        u = todo.pop()
+        out.add(u)
+        todo.extend(children.get(u, ()))
+    return out
+
+
+def _artifact_kind(kids: list[Record]) -> str:
+    kinds = {k.kind for k in kids}
+    if kinds & STRUCTURAL:
+        return "structural_child"
+    if len({k.ts for k in kids}) == 1:
+        return "same_time_replay"
+    if "assistant" in kinds and "user" in kinds:
+        return "continuation_beside_tool_result"
+    return "parallel_" + "_".join(sorted(kinds))
+
+
+def _children(chain: dict[str, Record], parent: dict[str, str | None]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for u in sorted(chain, key=lambda u: chain[u].order):
+        p = parent.get(u)
+        if p is not None:
+            out[p].append(u)
+    return out
+
+
+def _is_fork(kids: list[str], children: dict[str, list[str]], chain: dict[str, Record]) -> bool:
+    firsts = [_first_message(k, children, chain) for k in kids]
+    prompts = [m for m in firsts if m is not None and user_text(m) is not None]
+    return len(prompts) >= 2 and len({m.ts for m in prompts}) >= 2
+
+
+def _linearise(
+    p: str,
+    kids: list[str],
+    children: dict[str, list[str]],
+    chain: dict[str, Record],
+    parent: dict[str, str | None],
+) -> None:
+    """Each later child under the entry written just before it in ``p``'s part of the tree."""
+    for k in kids[1:]:
+        region = _descendants(p, children) - _descendants(k, children)
+        before = [u for u in region if chain[u].order < chain[k].order]
+        parent[k] = max(before, key=lambda u: chain[u].order) if before else p
+        children = _children(chain, parent)
+
+
+def _acyclic(chain: dict[str, Record], parent: dict[str, str | None]) -> None:
+    for u in chain:
+        seen, cur = {u}, parent.get(u)
+        while cur is not None:
+            if cur in seen:
+                parent[u] = None
+                break
+            seen.add(cur)
+            cur = parent.get(cur)
+
+
+def build(records: list[Record]) -> Tree:
+    """The session's tree from its chain entries (the first of a repeated uuid kept)."""
+    chain: dict[str, Record] = {}
+    for r in records:
+        if r.uuid and r.uuid not in chain:
+            chain[r.uuid] = r
+    parent: dict[str, str | None] = {
+        u: (r.raw.get("parentUuid") if r.raw.get("parentUuid") in chain else None)
+        for u, r in chain.items()
+    }
+    compactions = _compactions(chain, parent)
+    for _, summary in compactions.values():
+        if summary is not None:
+            chain.pop(summary.uuid, None)
+    _acyclic(chain, parent)
+    tree = Tree([], parent, compactions)
+    children = _children(chain, parent)
+    for p in sorted(chain, key=lambda u: chain[u].order):
+        kids = children.get(p, [])
+        if len(kids) < 2:
+            continue
+        if _is_fork(kids, children, chain):
+            tree.forks.append(p)
+            continue
+        tree.artifacts[_artifact_kind([chain[k] for k in kids])] += 1
+        _linearise(p, kids, children, chain, parent)
+        children = _children(chain, parent)
+    tree.records = _parents_first(chain, parent, children)
+    return tree
+
+
+def _parents_first(
+    chain: dict[str, Record], parent: dict[str, str | None], children: dict[str, list[str]]
+) -> list[Record]:
+    """Roots in file order, each subtree depth first, children in file order."""
+    out: list[Record] = []
+    roots = sorted((u for u in chain if parent.get(u) is None), key=lambda u: chain[u].order)
+    stack = list(reversed(roots))
+    while stack:
+        u = stack.pop()
+        out.append(chain[u])
+        stack.extend(reversed(children.get(u, [])))
+    return out

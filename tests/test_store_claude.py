@@ -1,0 +1,208 @@
+"""The Claude Code reader against real sessions and the synthetic rewinds (specs/claude-code.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from trajset.pipeline import ExportOptions, RunOptions, read_store, run_export
+from trajset.pipeline.cli import app
+from trajset.pipeline.stores import detect_kind, discover
+
+from .conftest import UPSTREAM
+from .test_export_conformance import harbor_trajectory
+
+CC = UPSTREAM / "claude-code"
+REAL = [
+    "-experiments-worktrees",
+    "-Users-dain-workspace-claude-code-log-sample",
+    "teich",
+    "codemie-code",
+]
+SYNTHETIC = ["synthetic-rewind", "synthetic-rewind-preserved"]
+
+
+def _export(store: Path, out: Path) -> Path:
+    run_export([store], out, ExportOptions(redact=False), RunOptions(workers=1))
+    return out
+
+
+def _rows(out: Path, table: str) -> list[dict[str, Any]]:
+    return pl.read_parquet(out / "data" / table / "*.parquet").to_dicts()
+
+
+def _records(folder: Path) -> list[dict[str, Any]]:
+    return [
+        json.loads(line)
+        for f in sorted(folder.rglob("*.jsonl"))
+        for line in f.read_text().splitlines()
+        if line.strip()
+    ]
+
+
+def test_detection_of_projects_root_project_and_file() -> None:
+    assert detect_kind(CC) == "claude-code"
+    assert detect_kind(CC / "teich") == "claude-code"
+    assert detect_kind(CC / "teich" / "example_claude_code.jsonl") == "claude-code"
+    units = discover([CC])
+    assert len(units) == 6 and all(u.kind == "claude-code" for u in units)
+    [worktrees] = [u for u in units if u.label.endswith("-experiments-worktrees")]
+    assert len(worktrees.files) == 7  # the session and its six agent files
+
+
+@pytest.mark.parametrize("project", REAL)
+def test_real_samples_have_no_fork_and_keep_every_tool_call(project: str, tmp_path: Path) -> None:
+    harbor = harbor_trajectory()
+    sessions = read_store(CC / project)
+    assert sessions and all(not s.forks() for s in sessions)
+    out = _export(CC / project, tmp_path / "out")
+    steps = _rows(out, "steps")
+    called = {c["tool_call_id"] for s in steps for c in s["tool_calls"]}
+    tool_uses = {
+        b["id"]
+        for r in _records(CC / project)
+        if r.get("type") == "assistant"
+        for b in (r.get("message") or {}).get("content") or []
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    }
+    assert tool_uses and tool_uses <= called
+    for doc in (out / "atif").glob("*.json"):
+        harbor.model_validate_json(doc.read_text())
+
+
+def test_subagents_are_linked_from_the_calls_that_spawned_them(tmp_path: Path) -> None:
+    out = _export(CC / "-experiments-worktrees", tmp_path / "out")
+    main = json.loads((out / "atif" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.json").read_text())
+    calls = {
+        c["tool_call_id"]: c["function_name"]
+        for s in main["steps"]
+        for c in s.get("tool_calls") or []
+    }
+    refs = {
+        r["source_call_id"]: ref["session_id"]
+        for s in main["steps"]
+        for r in (s.get("observation") or {}).get("results", [])
+        for ref in r.get("subagent_trajectory_ref") or []
+    }
+    agents = {p.stem for p in (CC / "-experiments-worktrees").rglob("agent-*.jsonl")}
+    assert set(refs.values()) == agents and len(agents) == 6
+    assert all(calls[call] == "Agent" for call in refs)
+    assert {e["session_id"] for e in main["subagent_trajectories"]} == agents
+
+
+@pytest.mark.parametrize("sample", SYNTHETIC)
+def test_a_rewind_is_one_fork_two_trajectories_and_a_prompt_pair(
+    sample: str, tmp_path: Path
+) -> None:
+    [session] = read_store(CC / sample)
+    assert len(session.forks()) == 1 and len(session.leaves()) == 2
+    out = _export(CC / sample, tmp_path / "out")
+    trajs = _rows(out, "trajectories")
+    assert len(trajs) == 2
+    pairs = _rows(out, "preferences")
+    assert sorted(p["granularity"] for p in pairs) == ["trajectory", "turn"]
+    assert {p["kind"] for p in pairs} == {"prompt"}
+    chosen = next(p for p in pairs if p["granularity"] == "turn")
+    assert (
+        chosen["chosen"][0]["content"] == "Second attempt"
+        and chosen["rejected"][0]["content"] == "First attempt"
+    )
+    docs = {
+        json.loads(p.read_text())["trajectory_id"]: json.loads(p.read_text())
+        for p in (out / "atif").glob("*.json")
+    }
+    compacted = [
+        tid
+        for tid, d in docs.items()
+        if any(s["extra"].get("context_management") for s in d["steps"])
+    ]
+    assert compacted == [
+        next(t["leaf_id"] for t in trajs if t["is_preferred"])
+    ]  # on the branch that holds it
+
+
+def test_preserved_messages_are_the_kept_window(tmp_path: Path) -> None:
+    [session] = read_store(CC / "synthetic-rewind-preserved")
+    [k] = [e for e in session.entries if e.type == "compaction"]
+    assert k.parent == "b2a2:response" and k.raw["first_kept"] == "config"
+    assert k.raw["claude:boundary"]["claude:preserved_from"] == "b2a"
+
+
+def test_usage_is_counted_once_per_response(tmp_path: Path) -> None:
+    folder = CC / "teich"
+    out = _export(folder, tmp_path / "out")
+    seen: dict[tuple[str, str], int] = {}
+    for r in _records(folder):
+        m = r.get("message") or {}
+        if r.get("type") == "assistant" and isinstance(m.get("usage"), dict):
+            u = m["usage"]
+            total = sum(
+                int(u.get(k) or 0)
+                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            )
+            seen[(str(m.get("id")), str(r.get("requestId") or ""))] = total
+    [traj] = _rows(out, "trajectories")
+    assert traj["total_prompt_tokens"] == sum(seen.values())
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.37, 0.5, 0.93, 0.999])
+def test_a_cut_session_exports_its_prefix_and_reports_the_tail(
+    fraction: float, tmp_path: Path
+) -> None:
+    source = CC / "teich" / "example_claude_code.jsonl"
+    data = source.read_bytes()
+    store = tmp_path / "proj"
+    store.mkdir()
+    (store / source.name).write_bytes(data[: int(len(data) * fraction)])
+    run = run_export([store], tmp_path / "out", ExportOptions(redact=False), RunOptions(workers=1))
+    complete = data[: int(len(data) * fraction)].count(b"\n")
+    [session] = read_store(store)
+    assert len([e for e in session.entries if e.type != "config"]) > 0
+    if data[: int(len(data) * fraction)].endswith(b"\n"):
+        assert not run.errors
+    else:
+        [error] = run.errors
+        assert error.kind == "truncated" and error.line == complete + 1
+
+
+def test_convert_writes_files_that_verify(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["convert", str(CC / "synthetic-rewind"), "--out", str(tmp_path / "asf")]
+    )
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(app, ["verify", str(tmp_path / "asf")]).exit_code == 0
+    [session] = read_store(tmp_path / "asf")
+    assert len(session.forks()) == 1
+
+
+def test_current_follows_the_last_prompt_leaf(tmp_path: Path) -> None:
+    store = tmp_path / "proj"
+    shutil.copytree(CC / "synthetic-rewind", store)
+    f = next(store.glob("*.jsonl"))
+    f.write_text(
+        f.read_text()
+        + json.dumps(
+            {
+                "type": "last-prompt",
+                "lastPrompt": "First attempt",
+                "leafUuid": "b1a",
+                "sessionId": "s1",
+            }
+        )
+        + "\n"
+    )
+    [session] = read_store(store)
+    assert session.current_leaf() == "b1a:response"
+    out = tmp_path / "out"
+    run_export(
+        [store], out, ExportOptions(prefer=("current",), redact=False), RunOptions(workers=1)
+    )
+    [pair] = [p for p in _rows(out, "preferences") if p["granularity"] == "turn"]
+    assert pair["chosen"][0]["content"] == "First attempt" and pair["policy"] == "current"
