@@ -18,11 +18,12 @@ from typing import Any
 import pyarrow as pa
 
 from . import __version__
+from .errors import OutputError
 from .executors import make_executor
 from .options import ExportOptions, Mode, RunOptions
 from .outputs.card import card
 from .outputs.files import atomic_write
-from .outputs.folder import check_outside, prepare_output
+from .outputs.folder import check_outside, locked, prepare_output
 from .outputs.manifest import write_manifest
 from .outputs.markers import check_resumable, part_path, read_marker, write_marker
 from .outputs.parquet import assemble, read_part, to_table, write_single
@@ -95,13 +96,16 @@ def run_export(
         compile_where(options.where)  # fail early on a bad --where
     make_executor(run.executor, run.workers)  # fail early on an unknown executor
     check_outside(out, stores)
-    prepare_output(out, run.mode)
-    check_resumable(out, options, run.mode == Mode.resume, run.secrets)
-    ctx = RunContext(out, options, run.secrets, SessionIndex.of(units), world_size=run.workers)
-    result = run_units(ctx, units, run, progress)
-    facts = assemble_outputs(out, result)
-    manifest = write_manifest(out, options, result, version, redactor, facts)
-    atomic_write(out / "README.md", card(manifest, options.license).encode())
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} exists and is not a folder")
+    with locked(out):
+        prepare_output(out, run.mode)
+        check_resumable(out, options, run.mode == Mode.resume, run.secrets)
+        ctx = RunContext(out, options, run.secrets, SessionIndex.of(units), world_size=run.workers)
+        result = run_units(ctx, units, run, progress)
+        facts = assemble_outputs(out, result)
+        manifest = write_manifest(out, options, result, version, redactor, facts)
+        atomic_write(out / "README.md", card(manifest, options.license).encode())
     return result
 
 

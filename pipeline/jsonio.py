@@ -31,9 +31,36 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"invalid JSON number {name}")
 
 
+MAX_DEPTH = 200  # deeper values are refused: every later stage walks them recursively
+
+
+def _finite(s: str) -> float:
+    f = float(s)
+    if not math.isfinite(f):
+        raise ValueError(f"number out of range: {s}")
+    return f
+
+
+def depth(value: JSON) -> int:
+    """How deeply ``value`` nests (iteratively: safe on any depth)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            deepest = max(deepest, d)
+            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
 def loads_strict(text: str | bytes) -> JSON:
-    """Parse JSON strictly: no NaN/Infinity, lone surrogates -> U+FFFD."""
-    value = json.loads(text, parse_constant=_reject_constant)
+    """Parse JSON strictly: no NaN/Infinity nor numbers beyond a double (as the reference's
+    decoder), at most ``MAX_DEPTH`` levels; lone surrogates -> U+FFFD."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    if isinstance(value, dict | list) and depth(value) > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(text, str) and "\\u" in text and ("\\ud" in text.lower()):
         value = fix_surrogates(value)
     return value

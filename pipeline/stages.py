@@ -15,7 +15,7 @@ runs it in and builds what it derives from the options once per job.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -33,12 +33,18 @@ from trajset.schemas.records import (
 from trajset.schemas.session import Session
 
 from .atif import AtifOptions, to_atif
-from .errors import BadRecord, ContextError, TrajsetError, UnitFailed, UnitSkipped
+from .errors import (
+    BadRecord,
+    ContextError,
+    SessionReadError,
+    TrajsetError,
+    UnitFailed,
+    UnitSkipped,
+)
 from .options import ExportOptions
-from .outputs.audit import count_placeholders, rows_placeholders
+from .outputs.audit import count_placeholders
 from .outputs.documents import prepare_document, write_document, write_media
-from .outputs.markers import part_path
-from .outputs.parquet import to_table, write_part
+from .outputs.parts import write_parts
 from .results import UnitResult
 from .stats import Stats
 from .stores import SessionIndex, Unit, fingerprint, linked_sessions, load_unit
@@ -104,8 +110,15 @@ def read(ctx: RunContext, unit: Unit, result: UnitResult) -> Iterator[SessionInp
         own = {s.id: s for s in loaded if isinstance(s, Session)}
         for s in loaded:
             if isinstance(s, Session):
-                inputs.append(SessionInput(s, linked_sessions(ctx.index, s, own)))
-                continue
+                first = ctx.index.unit_of(s.id)
+                if first is not None and first != unit:  # documents are named by session id
+                    s = SessionReadError(
+                        f"session id {s.id!r} was already read from {first.label}; this copy is "
+                        "not exported", rule="duplicate_session", source=s.source, session_id=s.id,
+                    )  # fmt: skip
+                else:
+                    inputs.append(SessionInput(s, linked_sessions(ctx.index, s, own)))
+                    continue
             st.dropped[getattr(s, "rule", s.kind)] += 1
             result.errors.append(error_row(s, unit))
             stats.counts["sessions_read"] += 1
@@ -289,10 +302,13 @@ def tables_and_write(
 
 
 def _finish_session(ex: SessionExport, result: UnitResult) -> None:
-    """A session with no document is failed; say why when no other error does."""
-    exported = bool(ex.kept)
-    result.exported = result.exported or exported
+    """A session with no document is failed, unless ``--where`` filtered its trajectories
+    out (that is counted as filtered, not failed); say why when no other error does."""
+    exported = bool(ex.kept) or bool(ex.exported)
+    result.exported = result.exported or bool(ex.kept)
     result.stats.counts["sessions_exported" if exported else "sessions_failed"] += 1
+    if ex.exported and not ex.kept:
+        result.stats.counts["sessions_filtered_out"] += 1
     errors = list(ex.errors)
     if not exported and not any(e.kind != "truncated" for e in errors):
         reason = "the session holds no entry that makes a step, so no document was written"
@@ -300,40 +316,35 @@ def _finish_session(ex: SessionExport, result: UnitResult) -> None:
     result.errors.extend(errors)
 
 
-def write_parts(
-    ctx: RunContext, rt: Runtime, rows: dict[str, list[Row]], result: UnitResult
-) -> None:
-    """The unit's share of every table (errors redacted like any text) and its placeholder audit."""
-    r = rt.redactor
-    if r.active:
-        result.errors = [
-            ErrorRow(
-                r.plain_text(e.source),
-                r.plain_id(e.session_id),
-                e.line,
-                e.kind,
-                r.plain_text(e.message),
-            )
-            for e in result.errors
-        ]
-    for name in TABLES:
-        write_part(part_path(ctx.out, result.unit, name), to_table(name, rows[name]))
-        if r.active:
-            for rule, n in rows_placeholders(rows[name]).items():
-                result.stats.counts[f"redacted/{name}/{rule}"] += n
-    errors = to_table("errors", [asdict(e) for e in result.errors])
-    write_part(part_path(ctx.out, result.unit, "errors"), errors)
-
-
 def process_unit(ctx: RunContext, rt: Runtime, unit: Unit) -> UnitResult:
-    """Read, redact, enumerate, export, filter and write one unit; never raises for bad input."""
+    """Read, redact, enumerate, export, filter and write one unit; never raises for bad input.
+
+    An error nobody planned for loses this unit only: its documents are removed and it
+    becomes one ``internal`` error row, with empty parts."""
     result = UnitResult(unit)
+    try:
+        return _process(ctx, rt, unit, result)
+    except Exception as exc:
+        atif = ctx.out / "atif"
+        for name in result.documents:
+            (atif / name).unlink(missing_ok=True)
+        failed = UnitResult(unit, fingerprint=result.fingerprint, bytes_read=result.bytes_read)
+        first = (str(exc).splitlines() or [""])[0][:300]
+        message = f"{type(exc).__name__}: {first} (not expected; please report it with the input)"
+        failed.errors.append(ErrorRow(unit.label, "", None, "internal", message))
+        failed.stats.counts["sessions_read"] += 1
+        failed.stats.counts["sessions_failed"] += 1
+        write_parts(ctx.out, rt.redactor, {name: [] for name in TABLES}, failed)
+        return failed
+
+
+def _process(ctx: RunContext, rt: Runtime, unit: Unit, result: UnitResult) -> UnitResult:
     result.fingerprint, result.bytes_read = fingerprint(unit)
     stats = result.stats
     trees = redact(rt, read(ctx, unit, result), stats, result.errors)
     chain = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
     rows = tables_and_write(ctx, rt, chain, result)
-    write_parts(ctx, rt, rows, result)
+    write_parts(ctx.out, rt.redactor, rows, result)
     return result
 
 

@@ -33,6 +33,9 @@ def rfc3339nano(ts: str, *, to_utc: bool = True) -> str:
     if zone in ("Z", "z") or zone in ("+00:00", "-00:00"):
         zone = "Z"
     elif to_utc:
-        base = parse_rfc3339(base + zone).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        zone = "Z"
+        try:
+            base = parse_rfc3339(base + zone).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            zone = "Z"
+        except OverflowError:  # e.g. 0001-01-01T00:30+01:00 has no UTC form: keep the offset
+            pass
     return f"{base}.{frac}{zone}" if frac else f"{base}{zone}"

@@ -15,6 +15,7 @@ from typing import Any
 from trajset.schemas.entries import LinkEntry
 from trajset.schemas.session import Entry
 
+from .names import document_name
 from .records import sorted_members
 from .state import Walk
 
@@ -34,7 +35,7 @@ def _subagent_ref(e: Entry, child_id: str, embed: Embed, embedded: list[dict[str
             embedded.append(doc)
         ref["trajectory_id"] = doc["trajectory_id"]
     else:
-        ref["trajectory_path"] = f"{child_id}.json"
+        ref["trajectory_path"] = document_name(child_id, "", True)
     ref["extra"] = {"entry_id": e.id}
     return {k: ref[k] for k in REF_ORDER if k in ref}
 

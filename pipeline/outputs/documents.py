@@ -7,19 +7,13 @@ from typing import Any
 
 from trajset.schemas.atif import validate_document
 
-from ..atif.media import SpillError, safe, spill_media
+from ..atif.media import SpillError, spill_media
+from ..atif.names import document_name
 from ..errors import DocumentInvalid
 from ..jsonio import dumps_indented
 from .files import atomic_write, inside
 
 JSON = Any
-
-
-def document_name(session_id: str, trajectory_id: str, main: bool) -> str:
-    """Reference file name of a document (spec §7.10)."""
-    if not session_id:
-        return f"{safe(trajectory_id) or 'trajectory'}.json"
-    return f"{safe(session_id)}.json" if main else f"{safe(session_id)}_{safe(trajectory_id)}.json"
 
 
 def document_bytes(doc: JSON) -> bytes:

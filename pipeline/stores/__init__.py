@@ -10,6 +10,7 @@ so linked subsessions can be loaded without reading every unit.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -65,11 +66,19 @@ def discover(
     if kind != "auto":
         reader_for(kind)
     units: dict[Unit, None] = {}
+    seen: set[tuple[str, ...]] = set()  # the same files reached by several paths are read once
     for store in stores:
         k = detect_kind(store) if kind == "auto" else kind
         if not store.exists():
             raise UsageError(f"store {store} does not exist")
-        units.update(dict.fromkeys(READERS[k].units(store, options)))
+        found = READERS[k].units(store, options)
+        if not found:
+            raise UsageError(f"store {store} holds no session that the {k} reader can find")
+        for u in found:
+            key = (u.key, *(os.path.realpath(f) for f in u.files))
+            if key not in seen:
+                seen.add(key)
+                units[u] = None
     return list(units)
 
 

@@ -31,9 +31,9 @@ class AgentSessionReader:
         return path.is_file() or path.is_dir()
 
     def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
-        files = (
-            [path] if path.is_file() else [p for p in sorted(path.rglob("*.jsonl")) if p.is_file()]
-        )
+        """Every ``*.jsonl`` path, whatever it is (a dangling link, a FIFO or a folder so named
+        becomes an error row when read, never a silent skip)."""
+        files = [path] if not path.is_dir() else sorted(path.rglob("*.jsonl"))
         return [Unit("agentsession", (str(p),), options=options) for p in files]
 
     def load(self, unit: Unit) -> Loaded:
@@ -135,6 +135,13 @@ def _decode_reason(exc: ValueError) -> str:
 def read_session(path: str | Path) -> Session:
     """Read one ``.jsonl`` session file."""
     p = Path(path)
+    if not p.is_file():
+        what = (
+            "a dangling or looping link"
+            if p.is_symlink() and not p.exists()
+            else "not a regular file"
+        )
+        raise SessionReadError(f"{what}; nothing was read", rule="io", source=str(p))
     try:
         data = p.read_bytes()
     except OSError as exc:

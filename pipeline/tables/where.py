@@ -37,6 +37,11 @@ def compile_where(expr: str) -> pl.Expr:
             f"--where {expr!r} names unknown column(s) {', '.join(unknown)}; "
             f"usable: {', '.join(FILTER_COLUMNS)}"
         )
+    try:  # types are checked here, on a row of nulls, not inside a worker
+        matching([dict.fromkeys(FILTER_COLUMNS)], compiled)
+    except Exception as exc:  # polars raises several error types for ill-typed SQL
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UsageError(f"--where {expr!r} cannot be evaluated: {first}") from None
     return compiled
 
 
@@ -48,4 +53,5 @@ def matching(rows: list[dict[str, Any]], expr: pl.Expr) -> list[bool]:
     frame = pl.DataFrame(
         pa.Table.from_pylist([{k: r[k] for k in FILTER_COLUMNS} for r in rows], schema=schema)
     )
-    return frame.select(expr.fill_null(False).alias("keep"))["keep"].to_list()
+    keep = frame.with_columns(expr.fill_null(False).cast(pl.Boolean).alias("__keep"))["__keep"]
+    return [bool(k) for k in keep.to_list()]
