@@ -9,6 +9,7 @@ takes the results of units that already have a marker.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -25,13 +26,13 @@ from .outputs.card import card
 from .outputs.files import atomic_write
 from .outputs.folder import check_outside, locked, prepare_output
 from .outputs.manifest import write_manifest
-from .outputs.markers import check_resumable, part_path, read_marker, write_marker
+from .outputs.markers import check_resumable, marker_path, part_path, read_marker, write_marker
 from .outputs.parquet import assemble, read_part, to_table, write_single
 from .outputs.tables_info import table_facts
 from .results import RunResult, UnitResult
 from .stages import RunContext, UnitJob
 from .stats import Stats
-from .stores import SessionIndex, Unit, discover
+from .stores import SessionIndex, Unit, discover, fingerprint
 from .tables import CONFIGS
 from .tables.where import compile_where
 
@@ -46,9 +47,7 @@ def run_units(
     start = time.perf_counter()
     done: dict[int, UnitResult] = {}
     if run.mode == Mode.resume:
-        for i, u in enumerate(units):
-            if (r := read_marker(ctx.out, u)) is not None:
-                done[i] = r
+        done = resumable(ctx.out, units)
     todo = [i for i in range(len(units)) if i not in done]
     executor = make_executor(run.executor, run.workers)
     for i, result in zip(todo, executor.map(UnitJob(ctx), [units[i] for i in todo]), strict=True):
@@ -63,6 +62,33 @@ def run_units(
     stats.counts["units"] = len(units)
     seconds = time.perf_counter() - start
     return RunResult(results, stats, seconds, sum(r.bytes_read for r in results))
+
+
+def resumable(out: Path, units: Sequence[Unit]) -> dict[int, UnitResult]:
+    """Finished units whose inputs are unchanged (same fingerprint); the documents and markers
+    of units that changed or are gone are removed, so nothing stale is kept."""
+    done: dict[int, UnitResult] = {}
+    current = {marker_path(out, u).name for u in units}
+    for i, u in enumerate(units):
+        r = read_marker(out, u)
+        if r is None:
+            continue
+        if r.fingerprint and r.fingerprint == fingerprint(u)[0]:
+            done[i] = r
+        else:
+            forget(out, r)
+    for stale in sorted((out / ".trajset" / "units").glob("*.json")):
+        if stale.name not in current:
+            forget(
+                out, UnitResult.from_json(Unit("gone", ("",)), json.loads(stale.read_text())), stale
+            )
+    return done
+
+
+def forget(out: Path, r: UnitResult, marker: Path | None = None) -> None:
+    for name in r.documents:
+        (out / "atif" / name).unlink(missing_ok=True)
+    (marker or marker_path(out, r.unit)).unlink(missing_ok=True)
 
 
 def assemble_outputs(out: Path, result: RunResult) -> dict[str, JSON]:

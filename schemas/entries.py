@@ -78,12 +78,24 @@ class ItemEntry(EntryBody):
     visible: bool | None = None
 
 
+def _int64_counts(v: JSON) -> JSON:
+    """Token counts must fit the tables' 64-bit integers (a value beyond is refused, not lost)."""
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, int) and not isinstance(x, bool) and not -(2**63) <= x < 2**63:
+            raise ValueError("a token count is beyond a 64-bit integer")
+    return v
+
+
 class ResponseEntry(EntryBody):
     type: Literal["response"]
     response_id: str
     model: str | None = None
     status: str
-    usage: dict[str, JSON] | None = None
+    usage: Annotated[dict[str, JSON], AfterValidator(_int64_counts)] | None = None
     incomplete: dict[str, JSON] | None = None
     error: dict[str, JSON] | None = None
     request_hash: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
@@ -22,5 +23,8 @@ class LocalExecutor:
             yield from map(job, items)
             return
         chunksize = max(1, len(items) // (self.workers * 16))
-        with ProcessPoolExecutor(max_workers=self.workers) as pool:
+        # spawn, not fork: polars and pyarrow run thread pools, and a forked child can inherit
+        # one of their locks held (a hang seen after --where was evaluated in the parent)
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
             yield from pool.map(job, items, chunksize=chunksize)

@@ -49,6 +49,8 @@ class AgentSessionReader:
 
 def _header_id(path: Path) -> str:
     """The header's ``id`` from the first non-empty line, or "" when it does not read."""
+    if not path.is_file():
+        return ""
     try:
         with path.open("rb") as fh:
             for line in fh:
@@ -152,9 +154,12 @@ def read_session(path: str | Path) -> Session:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise SessionReadError(
-            "file is not UTF-8", rule="encoding", source=str(p), line=line
-        ) from None
+        if len(data) - exc.start >= 4 or b"\n" in data[exc.start :]:  # not a cut character
+            raise SessionReadError(
+                "file is not UTF-8", rule="encoding", source=str(p), line=line
+            ) from None
+        # A crashed writer cut the final line inside a character: that line is truncated.
+        text = data.decode("utf-8", errors="replace")
     return read_session_text(text, source=str(p))
 
 

@@ -78,6 +78,8 @@ def file_fingerprint(paths: tuple[str, ...]) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
     for p in paths:
+        if not Path(p).is_file():
+            return "", 0
         try:
             data = Path(p).read_bytes()
         except OSError:

@@ -47,6 +47,8 @@ KNOWN = frozenset(
 
 def looks_like_claude(path: Path) -> bool:
     """The first line is a Claude Code record (not an Agent Session Format header)."""
+    if not path.is_file():  # a FIFO would block, a folder has no line
+        return False
     try:
         with path.open("rb") as fh:
             first = next((line for line in fh if line.strip()), b"")

@@ -1,0 +1,210 @@
+"""Reliability: no input stops a run, names stay safe, resume is sound, outputs are deterministic."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from trajset.pipeline import ExportOptions, Mode, RunOptions, run_export, sample_store
+from trajset.pipeline.cli import app
+
+from .hostile import basic, write_hostile_store
+
+
+def _data(out: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(out)): p.read_bytes()
+        for d in ("atif", "data")
+        for p in sorted((out / d).rglob("*"))
+        if p.is_file()
+    } | {"errors.parquet": (out / "errors.parquet").read_bytes()}
+
+
+def _rows(out: Path, table: str) -> list[dict[str, Any]]:
+    return pl.read_parquet(out / "data" / table / "*.parquet").to_dicts()
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("hostile")
+    made = write_hostile_store(root / "store")
+    run = run_export([root / "store"], root / "out", ExportOptions(), RunOptions(workers=1))
+    assert run.stats.counts["units"] == len(made)
+    return root / "store", root / "out", made
+
+
+def test_no_hostile_file_stops_the_run_and_every_file_is_accounted_for(hostile) -> None:  # type: ignore[no-untyped-def]
+    _, out, made = hostile
+    manifest = json.loads((out / "manifest.json").read_text())
+    c = manifest["counts"]
+    assert c["sessions_read"] == c["sessions_exported"] + c["sessions_failed"] == len(made)
+    errors = pl.read_parquet(out / "errors.parquet").to_dicts()
+    failed_files = {Path(e["source"]).name for e in errors if e["kind"] != "truncated"}
+    assert failed_files == {
+        "bom.jsonl", "dangling.jsonl", "deep.jsonl", "empty.jsonl", "fifo.jsonl", "folder.jsonl",
+        "loop.jsonl", "types.jsonl", "ok.jsonl",  # ok.jsonl repeats dup.jsonl's session id
+    }  # fmt: skip
+    kinds = {Path(e["source"]).name: e["kind"] for e in errors}
+    assert kinds["big.jsonl"] == kinds["cut.jsonl"] == kinds["neginf.jsonl"] == "truncated"
+    assert all(e["kind"] != "internal" for e in errors)
+
+
+def test_hostile_ids_get_safe_unique_names_and_rows_point_at_their_own_document(hostile) -> None:  # type: ignore[no-untyped-def]
+    _, out, _ = hostile
+    names = [p.name for p in (out / "atif").glob("*.json")]
+    assert all(len(n) <= 100 and not n.startswith(".") and "/" not in n for n in names)
+    assert not list((out / "atif").glob(".*")) and out.joinpath("atif").is_dir()
+    rows = _rows(out, "trajectories")
+    assert len({r["atif_path"] for r in rows}) == len(rows)
+    for r in rows:
+        doc = json.loads((out / r["atif_path"]).read_text())
+        assert (doc["session_id"], doc["trajectory_id"]) == (r["session_id"], r["leaf_id"])
+    assert {r["session_id"] for r in rows} >= {
+        "a/b",
+        "a:b",
+        "a b",
+        "..",
+        "../x",
+        "CON",
+        "s_L",
+        "s",
+        "L" * 300,
+    }
+    assert CliRunner().invoke(app, ["validate", str(out)]).exit_code == 0
+
+
+def test_workers_and_repeated_runs_give_the_same_bytes_despite_failures(
+    hostile, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    store, out, _ = hostile
+    run_export([store], tmp_path / "two", ExportOptions(), RunOptions(workers=2))
+    run_export([store], tmp_path / "again", ExportOptions(), RunOptions(workers=1))
+    assert _data(out) == _data(tmp_path / "two") == _data(tmp_path / "again")
+
+
+def test_the_same_store_by_three_paths_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "a.jsonl").write_text(basic("one").text())
+    os.symlink(store, tmp_path / "link")
+    monkeypatch.chdir(tmp_path)
+    run = run_export(
+        [Path("store"), store, tmp_path / "link"],
+        tmp_path / "out",
+        ExportOptions(),
+        RunOptions(workers=1),
+    )
+    assert run.stats.counts["units"] == 1 and len(_rows(tmp_path / "out", "trajectories")) == 1
+
+
+def test_a_store_with_nothing_readable_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = CliRunner().invoke(
+        app, ["export", str(tmp_path / "empty"), "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2 and "holds no session" in result.output
+
+
+def test_unusable_output_folders_are_one_line(tmp_path: Path) -> None:
+    runner = CliRunner()
+    (tmp_path / "file").write_text("x")
+    result = runner.invoke(app, ["export", "--out", str(tmp_path / "file" / "sub"), "-q"])
+    assert (
+        result.exit_code == 1
+        and "cannot be used" in result.output
+        and "Traceback" not in result.output
+    )
+    out = tmp_path / "busy"
+    out.mkdir()
+    (out / ".trajset.lock").write_text(str(os.getppid()))  # a live process holds it
+    result = runner.invoke(app, ["export", "--out", str(out), "-q", "--mode", "overwrite"])
+    assert result.exit_code == 1 and "another export" in result.output
+    (out / ".trajset.lock").write_text("999999999")  # a dead one: taken over
+    assert (
+        runner.invoke(app, ["export", "--out", str(out), "-q", "--mode", "overwrite"]).exit_code
+        == 0
+    )
+    assert not (out / ".trajset.lock").exists()
+
+
+def test_resume_re_exports_changed_inputs_and_drops_removed_ones(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(sample_store(), store)
+    out = tmp_path / "out"
+    run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    files = sorted(store.rglob("*.jsonl"))
+    changed, removed = files[0], files[1]
+    changed.write_text(changed.read_text().replace("Fix the failing", "Repair the failing"))
+    removed_docs = {p.name for p in (out / "atif").glob("*.json")}
+    removed.unlink()
+    run_export([store], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume))
+    fresh = tmp_path / "fresh"
+    run_export([store], fresh, ExportOptions(), RunOptions(workers=1))
+    assert _data(out) == _data(fresh)
+    assert set(removed_docs) != {p.name for p in (out / "atif").glob("*.json")}
+
+
+def test_a_where_that_filters_a_session_out_is_not_a_failure(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "export",
+            "--out",
+            str(tmp_path / "o"),
+            "-q",
+            "--where",
+            "outcome_score >= 0.99",
+            "--strict",
+        ],
+    )
+    manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())["counts"]
+    assert manifest["sessions_filtered_out"] >= 1
+    errors = pl.read_parquet(tmp_path / "o" / "errors.parquet")["kind"].to_list()
+    assert "no_trajectory" not in errors
+    assert (
+        result.exit_code == 1 and "truncated" in result.output
+    )  # only the real bad input trips --strict
+
+
+def test_sqlite_paths_with_uri_characters_create_nothing_beside(tmp_path: Path) -> None:
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    db = folder / "store#1?x.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE sessions (id TEXT, created_at TEXT, header TEXT)")
+        conn.execute("CREATE TABLE entries (session_id TEXT, seq INTEGER, line TEXT)")
+        conn.execute("INSERT INTO sessions VALUES ('s', 'x', NULL)")
+    before = sorted(p.name for p in folder.iterdir())
+    run = run_export([db], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert sorted(p.name for p in folder.iterdir()) == before
+    [error] = run.errors
+    assert error.kind == "bad_line"  # a NULL header is one error row, not a TypeError
+
+
+def test_inspect_and_validate_never_show_a_traceback(hostile, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    store, out, _ = hostile
+    runner = CliRunner()
+    result = runner.invoke(app, ["inspect", str(store)])
+    assert result.exit_code == 0 and "UNREADABLE" in result.output and result.exception is None
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    (broken / "README.md").write_text("---\nconfigs: [unclosed\n---\n")
+    shutil.rmtree(broken / "data" / "steps")
+    next((broken / "atif").glob("*.json")).write_text('{"schema_version": ')
+    result = runner.invoke(app, ["validate", str(broken)])
+    assert (
+        result.exit_code == 1
+        and result.exception is not None
+        and isinstance(result.exception, SystemExit)
+    )
+    assert "does not parse" in result.output and "table steps is missing" in result.output
