@@ -1,0 +1,30 @@
+"""Bounded mutation fuzzing (Hypothesis) over every store kind: the invariants of benchmarks/fuzz.py.
+
+The long runner (``python benchmarks/fuzz.py --minutes 10``) explores far more; this keeps a
+small, derandomized-under-CI share of it in every test run.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+try:
+    import fuzz
+finally:
+    sys.path.pop(0)
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(sorted(fuzz.SEEDS)), seed=st.integers(0, 2**32 - 1))
+def test_a_mutated_store_never_breaks_an_invariant(kind: str, seed: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        problem = fuzz.one_round(Path(tmp), kind, random.Random(seed), determinism=seed % 5 == 0)
+    assert problem == "", problem
