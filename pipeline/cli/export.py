@@ -80,7 +80,10 @@ def export(
         ExecutorName | None, typer.Option(help="Executor (default: local).")
     ] = None,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Exit 1 on any unreadable input.")
+        bool,
+        typer.Option(
+            "--strict", help="Exit 1 when an input could not be exported (errors.parquet has rows)."
+        ),
     ] = False,
     mode: Annotated[
         Mode | None, typer.Option(help="When --out is not empty (default: error).")
