@@ -208,3 +208,49 @@ def test_inspect_and_validate_never_show_a_traceback(hostile, tmp_path: Path) ->
         and isinstance(result.exception, SystemExit)
     )
     assert "does not parse" in result.output and "table steps is missing" in result.output
+
+
+def test_a_symlink_out_of_the_store_is_not_followed_unless_asked(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (tmp_path / "elsewhere.jsonl").write_text(basic("outside").text())
+    os.symlink(tmp_path / "elsewhere.jsonl", store / "link.jsonl")
+    (store / "in.jsonl").write_text(basic("inside").text())
+    run = run_export([store], tmp_path / "a", ExportOptions(), RunOptions(workers=1))
+    assert [e.kind for e in run.errors] == ["symlink_outside"]
+    opts = ExportOptions(reader_options=(("follow_symlinks", "true"),))
+    assert not run_export([store], tmp_path / "b", opts, RunOptions(workers=1)).errors
+
+
+KILLED = """
+import sys
+from pathlib import Path
+from trajset.pipeline import ExportOptions, RunOptions, run_export
+run_export([Path(sys.argv[1])], Path(sys.argv[2]), ExportOptions(), RunOptions(workers=1))
+"""
+
+
+@pytest.mark.parametrize("after", [0.8, 1.6, 2.4])
+def test_resume_after_sigkill_is_byte_identical(tmp_path: Path, after: float) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        import corpus
+    finally:
+        sys.path.pop(0)
+    store = tmp_path / "corpus"
+    corpus.build_corpus(store, 40, seed=3)
+    whole = tmp_path / "whole"
+    run_export([store], whole, ExportOptions(), RunOptions(workers=1))
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(store), str(out)])
+    time.sleep(after)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    run_export([store], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume))
+    assert _data(out) == _data(whole)
+    assert not list(out.rglob("*.tmp"))

@@ -98,4 +98,6 @@ def _prepare(out: Path, mode: Mode) -> None:
         mode == Mode.resume
     ):  # the manifest is written last: until then the folder reads as unfinished
         (out / "manifest.json").unlink(missing_ok=True)
+        for tmp in out.rglob(".*.tmp"):  # a killed writer's temporary files
+            tmp.unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)

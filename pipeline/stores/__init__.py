@@ -114,7 +114,11 @@ class SessionIndex:
     def of(cls, units: Iterable[Unit]) -> SessionIndex:
         found: dict[str, Unit] = {}
         for u in units:
-            for sid in reader_for(u.kind).session_ids(u):
+            try:  # best effort: a unit that cannot say fails when it is read, as an error row
+                ids = reader_for(u.kind).session_ids(u)
+            except Exception:
+                ids = []
+            for sid in ids:
                 found.setdefault(sid, u)
         return cls(found)
 

@@ -24,6 +24,17 @@ from .base import Loaded, Unit, file_fingerprint
 JSON = Any
 
 
+OUTSIDE = "symlink-outside"
+
+
+def _outside(p: Path, root: Path) -> bool:
+    """A link whose target lies outside the store (a dangling or looping one is read, and fails)."""
+    try:
+        return p.is_symlink() and p.exists() and not p.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):
+        return False
+
+
 class AgentSessionReader:
     """``agentsession``: one session file, or every ``*.jsonl`` below a folder (the fallback kind)."""
 
@@ -34,9 +45,24 @@ class AgentSessionReader:
         """Every ``*.jsonl`` path, whatever it is (a dangling link, a FIFO or a folder so named
         becomes an error row when read, never a silent skip)."""
         files = [path] if not path.is_dir() else sorted(path.rglob("*.jsonl"))
-        return [Unit("agentsession", (str(p),), options=options) for p in files]
+        follow = dict(options).get("follow_symlinks", "").lower() in ("1", "true", "yes")
+        root = path.resolve() if path.is_dir() else path.resolve().parent
+        return [
+            Unit(
+                "agentsession",
+                (str(p),),
+                OUTSIDE if _outside(p, root) and not follow else "",
+                options=options,
+            )
+            for p in files
+        ]
 
     def load(self, unit: Unit) -> Loaded:
+        if unit.key == OUTSIDE:
+            raise SessionReadError(
+                "a symlink to a file outside the store; not followed (reader option "
+                "follow_symlinks=true follows it)", rule="symlink_outside", source=unit.files[0],
+            )  # fmt: skip
         return [read_session(unit.files[0])]
 
     def session_ids(self, unit: Unit) -> list[str]:

@@ -51,21 +51,26 @@ def _declared(folder: Path) -> list[Path]:
     return [folder / n for n in names if (folder / n).is_file()]
 
 
-def _lines(path: Path | None) -> Iterator[tuple[int, JSON]]:
-    if path is None:
+def _lines(path: Path | None) -> Iterator[tuple[int, dict[str, JSON]]]:
+    """Each line's object; ``SessionReadError`` naming the line for one that is not an object."""
+    if path is None or not path.is_file():
         return
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    yield lineno, json.loads(line)
-                except ValueError as exc:
-                    raise SessionReadError(
-                        f"line does not decode ({exc})",
-                        rule="bad_line",
-                        source=str(path),
-                        line=lineno,
-                    ) from None
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                raise SessionReadError(
+                    f"line does not decode ({type(exc).__name__})", rule="bad_line",
+                    source=str(path), line=lineno,
+                ) from None  # fmt: skip
+            if not isinstance(value, dict):
+                raise SessionReadError(
+                    "line is not an object", rule="bad_line", source=str(path), line=lineno
+                )
+            yield lineno, value
 
 
 @dataclass
