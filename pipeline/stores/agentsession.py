@@ -19,7 +19,7 @@ from trajset.schemas.timestamps import parse_rfc3339
 
 from ..errors import SessionReadError
 from ..jsonio import loads_strict
-from .base import Loaded, Unit, file_fingerprint
+from .base import Loaded, Unit, file_fingerprint, read_input
 
 JSON = Any
 
@@ -163,19 +163,7 @@ def _decode_reason(exc: ValueError) -> str:
 def read_session(path: str | Path) -> Session:
     """Read one ``.jsonl`` session file."""
     p = Path(path)
-    if not p.is_file():
-        what = (
-            "a dangling or looping link"
-            if p.is_symlink() and not p.exists()
-            else "not a regular file"
-        )
-        raise SessionReadError(f"{what}; nothing was read", rule="io", source=str(p))
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise SessionReadError(
-            f"cannot read file: {exc.strerror}", rule="io", source=str(p)
-        ) from None
+    data = read_input(p)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from trajset.schemas.session import Session
 
-from ..errors import UnitFailed
+from ..errors import SessionReadError, UnitFailed
 
 
 @dataclass(frozen=True)
@@ -87,3 +87,22 @@ def file_fingerprint(paths: tuple[str, ...]) -> tuple[str, int]:
         digest.update(data)
         size += len(data)
     return "sha256:" + digest.hexdigest(), size
+
+
+def read_input(path: Path) -> bytes:
+    """A store file's bytes; ``SessionReadError`` (rule ``io``) for a dangling or looping link,
+    something that is not a regular file (a FIFO would block, a folder has no bytes), or a
+    read that fails."""
+    if not path.is_file():
+        what = (
+            "a dangling or looping link"
+            if path.is_symlink() and not path.exists()
+            else "not a regular file"
+        )
+        raise SessionReadError(f"{what}; nothing was read", rule="io", source=str(path))
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise SessionReadError(
+            f"cannot read file: {exc.strerror}", rule="io", source=str(path)
+        ) from None

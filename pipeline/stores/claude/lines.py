@@ -9,7 +9,7 @@ from typing import Any
 
 from trajset.schemas.session import Issue
 
-from ...errors import SessionReadError
+from ..base import read_input
 
 JSON = Any
 
@@ -39,12 +39,7 @@ class Record:
 def read_lines(path: Path, start: int) -> tuple[list[Record], list[Issue]]:
     """Every decodable line; a line that does not decode is an issue, the rest is kept
     (a crashed writer leaves a cut last line, a partial character included)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SessionReadError(
-            f"cannot read file: {exc.strerror}", rule="io", source=str(path)
-        ) from None
+    data = read_input(path)
     records: list[Record] = []
     issues: list[Issue] = []
     lines = data.split(b"\n")

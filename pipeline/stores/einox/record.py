@@ -17,6 +17,7 @@ from typing import Any
 from trajset.schemas.timestamps import parse_rfc3339
 
 from ...errors import SessionReadError
+from ..base import read_input
 
 JSON = Any
 
@@ -116,12 +117,7 @@ def _messages(path: Path, value: JSON) -> list[dict[str, JSON]]:
 
 def read_record(path: Path) -> Record:
     """Read and check one ``session.json``."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SessionReadError(
-            f"cannot read file: {exc.strerror}", rule="io", source=str(path)
-        ) from None
+    data = read_input(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
