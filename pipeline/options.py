@@ -69,6 +69,7 @@ EXPORT_KEYS: dict[str, type] = {
     "executor": str,
     "reader_option": list,
     "home": list,
+    "max_media_bytes": int,
 }
 
 
@@ -89,6 +90,7 @@ class ExportOptions:
     license: str = "other"
     reader_options: tuple[tuple[str, str], ...] = ()  # NAME=VALUE for the store reader
     homes: tuple[str, ...] = ()  # home folders beyond /home/*, /Users/*, C:\\Users\\* (--home)
+    max_media_bytes: int | None = None  # larger media stay references, not files
 
     def policies(self) -> list[Policy]:
         return [parse_policy(p) for p in self.prefer]
@@ -192,7 +194,7 @@ def resolve(
     """Merge the command line (``None`` = not given), the config file and the defaults.
 
     ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env, where,
-    license, workers, executor, mode, reader_option, home.
+    license, workers, executor, mode, reader_option, home, max_media_bytes.
     """
     conf, custom = load_config(config) if config else ({}, [])
     cli_redaction = any(flags.get(k) for k in ("redact", "secret", "secret_env"))
@@ -216,6 +218,9 @@ def resolve(
     workers = default_workers if workers is None else workers
     if workers < 1:
         raise UsageError("--workers must be at least 1")
+    max_media_bytes = _pick(flags.get("max_media_bytes"), conf, "max_media_bytes", None)
+    if max_media_bytes is not None and max_media_bytes < 0:
+        raise UsageError("--max-media-bytes must be 0 or more")
     options = ExportOptions(
         prefer=tuple(_pick(flags.get("prefer"), conf, "prefer", None) or ()),
         store_kind=_pick(flags.get("store_kind"), conf, "store_kind", "auto"),
@@ -227,6 +232,7 @@ def resolve(
         license=_pick(flags.get("license"), conf, "license", "other"),
         reader_options=reader_options(_pick(flags.get("reader_option"), conf, "reader_option", [])),
         homes=tuple(_pick(flags.get("home"), conf, "home", None) or ()),
+        max_media_bytes=max_media_bytes,
     )
     options.policies()  # fail early on a bad --prefer
     run = RunOptions(

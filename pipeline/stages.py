@@ -75,6 +75,7 @@ class Runtime:
     redactor: Redactor
     policies: Sequence[Policy]
     where: pl.Expr | None
+    max_media_bytes: int | None = None
 
 
 def error_row(exc: TrajsetError, unit: Unit) -> ErrorRow:
@@ -215,13 +216,14 @@ def enumerate_(
 
 def _export_one(
     rt: Runtime, t: Trajectory, options: AtifOptions, stats: Stats
-) -> ExportedTrajectory:
+) -> tuple[ExportedTrajectory, list[str]]:
+    """The trajectory's document and messages, and the media kept as references."""
     doc = to_atif(t, options)
     for rule, n in rt.redactor.document(doc).items():
         stats.counts[f"redacted/atif/{rule}"] += n
-    name, doc, media = prepare_document(doc, t.main)
+    name, doc, media, omitted = prepare_document(doc, t.main, rt.max_media_bytes)
     messages = document_messages(doc, t.context.settings.instructions)
-    return ExportedTrajectory(t, name, doc, media, messages)
+    return ExportedTrajectory(t, name, doc, media, messages), omitted
 
 
 def export(
@@ -237,6 +239,7 @@ def export(
         )
         exported: list[ExportedTrajectory] = []
         errors = list(st_.errors)
+        omitted: dict[str, None] = {}  # once per session, though documents share media
         for item in st_.results:
             if isinstance(item, ErrorRow):
                 errors.append(item)
@@ -244,13 +247,20 @@ def export(
             with stats.timed("export") as st:
                 st.taken += 1
                 try:
-                    exported.append(_export_one(rt, item, options, stats))
+                    et, kept_as_reference = _export_one(rt, item, options, stats)
+                    exported.append(et)
+                    omitted.update(dict.fromkeys(kept_as_reference))
                     st.passed += 1
                 except BadRecord as exc:
                     exc.source = exc.source or session.source
                     st.dropped[exc.kind] += 1
                     errors.append(error_row(exc, unit))
-        prompts = {fork: fork_prompt(session, fork) for fork in st_.decisions}
+        if omitted:
+            stats.counts["media_kept_as_reference"] += len(omitted)
+        errors.extend(
+            ErrorRow(session.source, session.id, None, "media_too_large", m) for m in omitted
+        )
+        prompts = {fork: fork_prompt(session, fork, rt.max_media_bytes) for fork in st_.decisions}
         yield SessionExport(st_, exported, prompts, list(exported), 0, errors)
 
 
@@ -365,6 +375,7 @@ class UnitJob:
             o.redactor(list(self.ctx.secrets)),
             o.policies(),
             where_filter.compile_where(o.where) if o.where else None,
+            o.max_media_bytes,
         )
 
     def __getstate__(self) -> dict[str, RunContext]:

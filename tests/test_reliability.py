@@ -254,3 +254,32 @@ def test_resume_after_sigkill_is_byte_identical(tmp_path: Path, after: float) ->
     run_export([store], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume))
     assert _data(out) == _data(whole)
     assert not list(out.rglob("*.tmp"))
+
+
+def test_media_over_max_media_bytes_stay_references_and_are_reported(tmp_path: Path) -> None:
+    full, small = tmp_path / "full", tmp_path / "small"
+    run_export([sample_store()], full, ExportOptions(), RunOptions(workers=1))
+    result = CliRunner().invoke(
+        app, ["export", "--out", str(small), "--max-media-bytes", "10", "--quiet"]
+    )
+    assert result.exit_code == 0, result.output
+    (image,) = (full / "atif" / "images").iterdir()  # the sample's one image
+    assert not (small / "atif" / "images").exists()
+    small_docs = {p.name: p.read_text() for p in (small / "atif").glob("*.json")}
+    assert small_docs.keys() == {p.name for p in (full / "atif").glob("*.json")}
+    assert any(f"sha256:{image.stem}" in text for text in small_docs.values())
+    assert not any("images/" in text or "data:image" in text for text in small_docs.values())
+    rows = pl.read_parquet(small / "errors.parquet").to_dicts()
+    reported = [e for e in rows if e["kind"] == "media_too_large"]
+    assert len(reported) == 1 and f"sha256:{image.stem}" in reported[0]["message"]
+    manifest = json.loads((small / "manifest.json").read_text())
+    assert manifest["options"]["max_media_bytes"] == 10
+    full_counts = json.loads((full / "manifest.json").read_text())["counts"]
+    assert manifest["counts"]["sessions_exported"] == full_counts["sessions_exported"]
+    assert "sessions_failed" not in manifest["counts"]
+    assert manifest["counts"]["media_kept_as_reference"] == 1
+    assert CliRunner().invoke(app, ["validate", str(small)]).exit_code == 0
+    usage = CliRunner().invoke(
+        app, ["export", "--out", str(tmp_path / "x"), "--max-media-bytes", "-1"]
+    )
+    assert usage.exit_code == 2 and "--max-media-bytes" in usage.output

@@ -4,6 +4,10 @@ Every image/audio part whose path is a ``data:`` URL is decoded and
 written once to ``images/`` or ``audio/`` as ``<sha256 of bytes><ext>``; the
 part then points at that relative path, and every string in the document
 equal to a spilled URL is replaced by the same path.
+
+With a size limit (``--max-media-bytes``), media larger than the limit are not
+written: the part keeps a content reference ``sha256:<hex of the bytes>`` and
+its decoded media type, and the caller reports each one.
 """
 
 from __future__ import annotations
@@ -88,17 +92,21 @@ def _media_parts(doc: JSON) -> Iterator[dict[str, JSON]]:
         yield from _media_parts(sub)
 
 
-def spill_media(doc: JSON) -> tuple[JSON, dict[str, bytes]]:
-    """(``doc`` with media spilled, ``{relative path: bytes}`` to write).
+def spill_media(
+    doc: JSON, max_bytes: int | None = None
+) -> tuple[JSON, dict[str, bytes], list[str]]:
+    """(``doc`` with media spilled, ``{relative path: bytes}`` to write, one line per
+    medium over ``max_bytes`` that was kept as a reference instead).
 
     A document with data URLs is copied first: raw items may be shared with
     the session's other documents, which must not see this one's paths.
     """
     if not any((p["source"].get("path") or "").startswith("data:") for p in _media_parts(doc)):
-        return doc, {}
+        return doc, {}, []
     doc = copy.deepcopy(doc)
     files: dict[str, bytes] = {}
     replaced: dict[str, str] = {}
+    omitted: list[str] = []
     for part in _media_parts(doc):
         source = part["source"]
         url = source.get("path") or ""
@@ -106,16 +114,23 @@ def spill_media(doc: JSON) -> tuple[JSON, dict[str, bytes]]:
             continue
         if url not in replaced:
             media_type, data = decode_data_url(url, source.get("media_type") or "")
-            folder = "audio" if part["type"] == "audio" else "images"
-            rel = f"{folder}/{hashlib.sha256(data).hexdigest()}{extension(media_type)}"
-            files[rel] = data
-            replaced[url] = rel
+            digest = hashlib.sha256(data).hexdigest()
+            if max_bytes is not None and len(data) > max_bytes:
+                replaced[url] = f"sha256:{digest}"
+                omitted.append(
+                    f"{part['type']} of {len(data)} bytes ({media_type or 'no media type'}) is over "
+                    f"--max-media-bytes {max_bytes}: kept as the reference sha256:{digest}, not written"
+                )
+            else:
+                folder = "audio" if part["type"] == "audio" else "images"
+                replaced[url] = f"{folder}/{digest}{extension(media_type)}"
+                files[replaced[url]] = data
             source["media_type"] = media_type
         else:
             source["media_type"] = decode_data_url(url, source.get("media_type") or "")[0]
         source["path"] = replaced[url]
     _replace_strings(doc, replaced)
-    return doc, files
+    return doc, files, omitted
 
 
 def _replace_strings(value: JSON, table: dict[str, str]) -> JSON:

@@ -98,6 +98,13 @@ def export(
         list[str] | None,
         typer.Option(help="A home folder outside /home, /Users, C:\\Users to replace by ~."),
     ] = None,
+    max_media_bytes: Annotated[
+        int | None,
+        typer.Option(
+            help="Media larger than this many bytes are not written: the document keeps "
+            "sha256:<hex> and errors lists them (media_too_large). Default: no limit."
+        ),
+    ] = None,
 ) -> None:
     """Export every trajectory as ATIF v1.8 plus Parquet tables, laid out as a Hugging Face dataset.
 
@@ -107,6 +114,7 @@ def export(
         "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
         "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
         "workers": workers, "executor": executor, "mode": mode, "reader_option": reader_option, "home": home,
+        "max_media_bytes": max_media_bytes,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
     bar = _ProgressBar() if not quiet and sys.stderr.isatty() else None

@@ -21,12 +21,15 @@ def document_bytes(doc: JSON) -> bytes:
     return dumps_indented(doc)
 
 
-def prepare_document(doc: JSON, main: bool) -> tuple[str, JSON, dict[str, bytes]]:
-    """(file name, document with media spilled, media files); ``DocumentInvalid`` when the
-    media do not decode or the document fails ATIF validation (spec §7.10)."""
+def prepare_document(
+    doc: JSON, main: bool, max_media_bytes: int | None = None
+) -> tuple[str, JSON, dict[str, bytes], list[str]]:
+    """(file name, document with media spilled, media files, media kept as references);
+    ``DocumentInvalid`` when the media do not decode or the document fails ATIF
+    validation (spec §7.10)."""
     sid, tid = doc.get("session_id") or "", doc.get("trajectory_id") or ""
     try:
-        doc, media = spill_media(doc)
+        doc, media, omitted = spill_media(doc, max_media_bytes)
     except SpillError as exc:
         raise DocumentInvalid(
             f"media cannot be spilled: {exc}", session_id=sid, entry_id=tid
@@ -34,7 +37,7 @@ def prepare_document(doc: JSON, main: bool) -> tuple[str, JSON, dict[str, bytes]
     error = validate_document(doc)
     if error is not None:
         raise DocumentInvalid(f"ATIF validation failed: {error}", session_id=sid, entry_id=tid)
-    return document_name(sid, tid, main), doc, media
+    return document_name(sid, tid, main), doc, media, omitted
 
 
 def write_media(atif_dir: Path, media: dict[str, bytes]) -> None:

@@ -64,6 +64,7 @@ def write_manifest(
             "license": options.license,
             "reader_options": dict(options.reader_options),
             "homes": len(options.homes),  # how many --home paths (the paths name their users)
+            "max_media_bytes": options.max_media_bytes,
         },
         "inputs": _inputs(run, redactor),
         "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},

@@ -135,11 +135,15 @@ def function_tools(settings: Settings) -> str:
     )
 
 
-def fork_prompt(session: Session, fork: str) -> ForkPrompt | None:
+def fork_prompt(
+    session: Session, fork: str, max_media_bytes: int | None = None
+) -> ForkPrompt | None:
     """The context at ``fork`` as messages (through the ATIF mapping, as every side is)."""
     try:
         ctx = build_context(session.path(fork))
-        doc, media = spill_media(to_atif(Trajectory(session, fork, ctx, main=False)))
+        doc, media, _ = spill_media(  # the documents report what is omitted
+            to_atif(Trajectory(session, fork, ctx, main=False)), max_media_bytes
+        )
     except (ContextError, SpillError):
         return None
     messages = [m for m, _ in document_messages(doc, ctx.settings.instructions)]
