@@ -283,3 +283,24 @@ def test_media_over_max_media_bytes_stay_references_and_are_reported(tmp_path: P
         app, ["export", "--out", str(tmp_path / "x"), "--max-media-bytes", "-1"]
     )
     assert usage.exit_code == 2 and "--max-media-bytes" in usage.output
+
+
+def test_a_live_session_exports_its_complete_lines_and_leaves_the_writer_lock_alone(
+    tmp_path: Path,
+) -> None:
+    src = sorted((sample_store() / "srv-build").glob("*.jsonl"))[0]
+    store = tmp_path / "store"
+    store.mkdir()
+    live = store / src.name
+    complete = src.read_bytes()
+    live.write_bytes(complete + b'{"type":"message","id":"half-writ')  # the writer is mid-line
+    lock = store / (src.name + ".lock")
+    lock.write_text('{"pid": 4242, "host": "build-1", "since": "2026-10-04T22:00:00Z"}')
+    before = lock.read_bytes(), lock.stat().st_mtime_ns
+    run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert (lock.read_bytes(), lock.stat().st_mtime_ns) == before
+    (row,) = pl.read_parquet(tmp_path / "out" / "errors.parquet").to_dicts()
+    assert row["kind"] == "truncated" and row["line"] == complete.count(b"\n") + 1
+    assert "pid 4242 host build-1" in row["message"] and "in progress" in row["message"]
+    assert run.stats.counts["reader/live"] == 1
+    assert run.stats.counts["sessions_exported"] == 1

@@ -174,7 +174,34 @@ def read_session(path: str | Path) -> Session:
             ) from None
         # A crashed writer cut the final line inside a character: that line is truncated.
         text = data.decode("utf-8", errors="replace")
-    return read_session_text(text, source=str(p))
+    session = read_session_text(text, source=str(p))
+    holder = writer_lock(p)
+    if holder is not None:
+        session.counts["live"] = 1
+        if session.truncation is not None:
+            session.truncation.reason += (
+                f"; {holder} holds the writer lock: the tail is in progress"
+            )
+    return session
+
+
+def writer_lock(path: Path) -> str | None:
+    """Who holds ``<session file>.lock`` (spec §8.1), or None when nobody does.
+
+    A reader only looks: it never takes, removes or waits for the lock, so an
+    export of a live store reads the complete lines written so far.
+    """
+    lock = path.with_name(path.name + ".lock")
+    try:
+        holder = json.loads(lock.read_bytes()[:4096])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return f"{lock.name} (unreadable)"
+    if not isinstance(holder, dict):
+        return lock.name
+    who = " ".join(f"{k} {holder[k]}" for k in ("pid", "host", "since") if k in holder)
+    return f"{lock.name} ({who})" if who else lock.name
 
 
 # --------------------------------------------------------------------------- writing
