@@ -56,6 +56,18 @@ def test_detection_of_projects_root_project_and_file() -> None:
     assert len(worktrees.files) == 7  # the session and its six agent files
 
 
+def test_detection_survives_a_first_line_with_the_wrong_types(tmp_path: Path) -> None:
+    """Found by the fuzz runner: a ``type`` that is an object crashed detection of the store."""
+    (tmp_path / "projects" / "p").mkdir(parents=True)
+    odd = tmp_path / "projects" / "p" / "s.jsonl"
+    odd.write_text('{"type": {"user": 1}, "sessionId": "s", "uuid": "u"}\n')
+    assert detect_kind(odd) == "claude-code"  # a sessionId is enough to say whose it is
+    odd.write_text('{"type": ["user"], "sessionId": "s", "uuid": "u"}\n')
+    store = tmp_path / "projects"
+    run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert run.stats.counts["units"] == 1 and run.errors  # read by a reader, reported, no crash
+
+
 @pytest.mark.parametrize("project", REAL)
 def test_real_samples_have_no_fork_and_keep_every_tool_call(project: str, tmp_path: Path) -> None:
     harbor = harbor_trajectory()

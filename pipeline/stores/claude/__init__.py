@@ -55,9 +55,10 @@ def looks_like_claude(path: Path) -> bool:
         d = json.loads(first)
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return False
-    return (
-        isinstance(d, dict) and "format" not in d and (d.get("type") in KNOWN or "sessionId" in d)
-    )
+    if not isinstance(d, dict) or "format" in d:
+        return False
+    kind = d.get("type")
+    return (isinstance(kind, str) and kind in KNOWN) or "sessionId" in d
 
 
 def _sessions_in(folder: Path) -> list[Path]:
