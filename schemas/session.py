@@ -152,6 +152,8 @@ class Session:
     counts: dict[str, int] = field(default_factory=dict)
     by_id: dict[str, Entry] = field(default_factory=dict)
     children_of: dict[str, list[str]] = field(default_factory=dict)
+    _labels: dict[str, str] | None = field(default=None, init=False, repr=False, compare=False)
+    _name: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.by_id = {e.id: e for e in self.entries}
@@ -205,22 +207,32 @@ class Session:
         return [e.id for e in self.entries if len(self.children_of.get(e.id, ())) >= 2]
 
     def labels(self) -> dict[str, str]:
-        """Session-wide label map: replay ``label`` entries, ``null`` clears."""
-        out: dict[str, str] = {}
-        for e in self.entries:
-            if isinstance(e.body, LabelEntry):
-                if e.body.label is None:
-                    out.pop(e.body.target, None)
-                else:
-                    out[e.body.target] = e.body.label
-        return out
+        """Session-wide label map: replay ``label`` entries, ``null`` clears.
+
+        Computed once (every document of the session carries it); a copy is returned."""
+        if self._labels is None:
+            out: dict[str, str] = {}
+            for e in self.entries:
+                if isinstance(e.body, LabelEntry):
+                    if e.body.label is None:
+                        out.pop(e.body.target, None)
+                    else:
+                        out[e.body.target] = e.body.label
+            self._labels = out
+        return dict(self._labels)
 
     def name(self) -> str:
-        """Name of the last ``info`` entry with a non-empty name."""
-        for e in reversed(self.entries):
-            if isinstance(e.body, InfoEntry) and e.body.name:
-                return e.body.name
-        return ""
+        """Name of the last ``info`` entry with a non-empty name (computed once)."""
+        if self._name is None:
+            self._name = next(
+                (
+                    e.body.name
+                    for e in reversed(self.entries)
+                    if isinstance(e.body, InfoEntry) and e.body.name
+                ),
+                "",
+            )
+        return self._name
 
     def last_id(self) -> str:
         return self.entries[-1].id if self.entries else ""

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from trajset.pipeline import ExportOptions, Mode, RunOptions, run_export, sample_store
+from trajset.pipeline.builder import SessionBuilder
 from trajset.pipeline.cli import app
 
 from .hostile import basic, write_hostile_store
@@ -304,3 +305,22 @@ def test_a_live_session_exports_its_complete_lines_and_leaves_the_writer_lock_al
     assert "pid 4242 host build-1" in row["message"] and "in progress" in row["message"]
     assert run.stats.counts["reader/live"] == 1
     assert run.stats.counts["sessions_exported"] == 1
+
+
+def test_thousands_of_siblings_export_every_branch(tmp_path: Path) -> None:
+    """50,000 regenerations took over ten minutes (session facts rescanned per document);
+    benchmarks/RESULTS.md has the 50,000 measurement, this keeps the shape in the suite."""
+    n = 3000
+    b = SessionBuilder("siblings", hashes=False)
+    prompt = b.user("hi")
+    for i in range(n):
+        b.leaf = prompt
+        b.respond(text=f"answer {i}", usage=(5, 3, 0))
+    b.add("info", name="many answers")
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "s.jsonl").write_text(b.text())
+    run = run_export([tmp_path / "store"], tmp_path / "out", ExportOptions(), RunOptions())
+    assert run.stats.counts["trajectories"] == len(list((tmp_path / "out" / "atif").glob("*.json")))
+    assert run.stats.counts["trajectories"] == n
+    docs = [json.loads(p.read_text()) for p in (tmp_path / "out" / "atif").glob("*.json")]
+    assert {d["extra"]["agentsession"]["name"] for d in docs} == {"many answers"}
