@@ -13,11 +13,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from trajset.schemas.session import Session
+from trajset.schemas.entries import validate_entry
+from trajset.schemas.session import Entry, Issue, Session, validate_header
 
 from ..errors import SessionReadError, UnitFailed
+
+JSON = Any
 
 
 @dataclass(frozen=True)
@@ -105,4 +108,35 @@ def read_input(path: Path) -> bytes:
     except OSError as exc:
         raise SessionReadError(
             f"cannot read file: {exc.strerror}", rule="io", source=str(path)
+        ) from None
+
+
+def converted_session(
+    header: dict[str, JSON],
+    raws: list[dict[str, JSON]],
+    source: str,
+    source_format: str,
+    issues: list[Issue],
+    counts: dict[str, int],
+) -> Session:
+    """A converting reader's session: the header and every entry validated, entries numbered
+    as the lines of its Agent Session Format text; a converter that produced something invalid
+    is a ``conversion`` error of that session."""
+    try:
+        entries = [Entry(raw, validate_entry(raw), i + 2, i) for i, raw in enumerate(raws)]
+        return Session(
+            validate_header(header),
+            header,
+            entries,
+            source,
+            source_format=source_format,
+            issues=issues,
+            counts=counts,
+        )
+    except ValueError as exc:
+        raise SessionReadError(
+            f"converted session does not validate: {exc}",
+            rule="conversion",
+            source=source,
+            session_id=str(header.get("id") or ""),
         ) from None

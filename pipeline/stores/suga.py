@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trajset.schemas.entries import validate_entry
-from trajset.schemas.session import Entry, Issue, Session, validate_header
+from trajset.schemas.session import Issue, Session
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ..errors import SessionReadError
-from .base import Loaded, Unit, file_fingerprint
+from .base import Loaded, Unit, converted_session, file_fingerprint
 
 JSON = Any
 FILES = ("sessions.jsonl", "entries.jsonl", "trace_events.jsonl", "session_meta.jsonl")
@@ -307,24 +306,7 @@ def convert_session(export: Export, info: JSON, children: list[str]) -> Session:
     if meta:
         header["suga:meta"] = {k: v for k, v in meta.items() if k != "requests"}
     source = str(export.folder / "entries.jsonl")
-    try:
-        parsed = [Entry(r, validate_entry(r), i + 2, i) for i, r in enumerate(c.raws)]
-        return Session(
-            validate_header(header),
-            header,
-            parsed,
-            source,
-            source_format="suga",
-            issues=_gaps(sid, entries),
-            counts=dict(c.counts),
-        )
-    except ValueError as exc:
-        raise SessionReadError(
-            f"converted session does not validate: {exc}",
-            rule="conversion",
-            source=source,
-            session_id=sid,
-        ) from None
+    return converted_session(header, c.raws, source, "suga", _gaps(sid, entries), dict(c.counts))
 
 
 class SugaReader:

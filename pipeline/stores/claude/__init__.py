@@ -17,11 +17,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trajset.schemas.entries import validate_entry
-from trajset.schemas.session import Entry, Issue, Session, validate_header
+from trajset.schemas.session import Issue, Session
 
 from ...errors import SessionReadError
-from ..base import Loaded, Unit, file_fingerprint
+from ..base import Loaded, Unit, converted_session, file_fingerprint
 from .convert import tree_entries
 from .lines import Record, read_lines
 from .tree import build
@@ -212,24 +211,9 @@ def _session(
         raw_header["cwd"] = str(head["cwd"])
     raw_header.update(header)
     raw_header["claude:meta"] = [r.raw for r in records if not r.uuid]
-    try:
-        entries = [Entry(raw, validate_entry(raw), i + 2, i) for i, raw in enumerate(emitter.raws)]
-        return Session(
-            validate_header(raw_header),
-            raw_header,
-            entries,
-            str(path),
-            source_format="claude-code",
-            issues=issues,
-            counts=dict(emitter.counts),
-        )
-    except ValueError as exc:
-        raise SessionReadError(
-            f"converted session does not validate: {exc}",
-            rule="conversion",
-            source=str(path),
-            session_id=sid,
-        ) from None
+    return converted_session(
+        raw_header, emitter.raws, str(path), "claude-code", issues, dict(emitter.counts)
+    )
 
 
 def _agent_session(path: Path, parent: str, call_id: str) -> Session | SessionReadError:
