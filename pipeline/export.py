@@ -24,7 +24,7 @@ from .executors import make_executor
 from .options import ExportOptions, Mode, RunOptions
 from .outputs.card import card
 from .outputs.files import atomic_write
-from .outputs.folder import check_outside, locked, prepare_output
+from .outputs.folder import check_outside, finish_output, locked, prepare_output
 from .outputs.manifest import write_manifest
 from .outputs.markers import check_resumable, marker_path, part_path, read_marker, write_marker
 from .outputs.parquet import assemble, read_part, to_table, write_single
@@ -32,7 +32,7 @@ from .outputs.tables_info import table_facts
 from .results import RunResult, UnitResult
 from .stages import RunContext, UnitJob
 from .stats import Stats
-from .stores import SessionIndex, Unit, discover, fingerprint
+from .stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
 from .tables import CONFIGS
 from .tables.where import compile_where
 
@@ -125,13 +125,18 @@ def run_export(
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out} exists and is not a folder")
     with locked(out):
-        prepare_output(out, run.mode)
-        check_resumable(out, options, run.mode == Mode.resume, run.secrets)
-        ctx = RunContext(out, options, run.secrets, SessionIndex.of(units), world_size=run.workers)
+        target = prepare_output(out, run.mode)  # ``out``, or where overwrite stages
+        check_resumable(target, options, run.mode == Mode.resume, run.secrets)
+        ctx = RunContext(
+            target, options, run.secrets, SessionIndex.of(units), world_size=run.workers
+        )
         result = run_units(ctx, units, run, progress)
-        facts = assemble_outputs(out, result)
-        manifest = write_manifest(out, options, result, version, redactor, facts)
-        atomic_write(out / "README.md", card(manifest, options.license).encode())
+        result.skipped = skipped_paths(stores, units)
+        result.stats.counts["paths_skipped"] = len(result.skipped)
+        facts = assemble_outputs(target, result)
+        manifest = write_manifest(target, options, result, version, redactor, facts)
+        atomic_write(target / "README.md", card(manifest, options.license).encode())
+        finish_output(out, target)
     return result
 
 

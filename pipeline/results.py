@@ -57,6 +57,8 @@ class RunResult:
     stats: Stats
     seconds: float
     bytes_read: int
+    #: (path, reason) of every path below a folder store that no unit reads, sorted
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def errors(self) -> list[ErrorRow]:

@@ -116,6 +116,62 @@ def test_a_store_with_nothing_readable_is_a_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "holds no session" in result.output
 
 
+def test_paths_no_reader_reads_are_counted_and_listed_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(sample_store(), store)
+    (store / "notes.txt").write_text("not a session")
+    (store / "srv-build" / "s.jsonl.lock").write_text("")  # a writer's lock file
+    (store / "elsewhere").symlink_to(tmp_path, target_is_directory=True)
+    (store / "sealed").mkdir()
+    scandir = os.scandir
+
+    def refuse(path: Any = ".") -> Any:  # a folder this user may not list (root may list all)
+        if Path(path).name == "sealed":
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    out = tmp_path / "out"
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    manifest = json.loads((out / "manifest.json").read_text())
+    listed = {Path(s["path"]).name: s["reason"] for s in manifest["skipped"]}
+    assert listed == {
+        "elsewhere": "a link to a folder; not followed",
+        "notes.txt": "not a session file of this store",
+        "s.jsonl.lock": "not a session file of this store",
+        "sealed": "folder cannot be read: Permission denied",
+    }
+    assert manifest["counts"]["paths_skipped"] == 4 == len(run.skipped)
+    assert manifest["counts"]["units"] == 6  # the session files themselves are all read
+
+
+def test_overwrite_keeps_the_old_export_whole_until_the_new_one_replaces_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trajset.pipeline import export
+
+    out = tmp_path / "out"
+    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
+    old = _data(out)
+    seen: list[bool] = []
+    assemble = export.assemble_outputs
+
+    def watch(target: Path, result: Any) -> Any:  # mid-run: what a reader of ``out`` sees
+        seen.append(_data(out) == old and (out / "manifest.json").exists())
+        return assemble(target, result)
+
+    monkeypatch.setattr(export, "assemble_outputs", watch)
+    options = ExportOptions(where="outcome_pass")  # a different export, so the bytes change
+    run_export([sample_store()], out, options, RunOptions(workers=1, mode=Mode.overwrite))
+    assert seen == [True]
+    fresh = tmp_path / "fresh"
+    run_export([sample_store()], fresh, options, RunOptions(workers=1))
+    assert _data(out) == _data(fresh) != old
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in fresh.iterdir())
+
+
 def test_unusable_output_folders_are_one_line(tmp_path: Path) -> None:
     runner = CliRunner()
     (tmp_path / "file").write_text("x")

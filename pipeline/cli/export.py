@@ -86,7 +86,12 @@ def export(
         ),
     ] = False,
     mode: Annotated[
-        Mode | None, typer.Option(help="When --out is not empty (default: error).")
+        Mode | None,
+        typer.Option(
+            help="When --out is not empty (default: error): error refuses; overwrite writes the "
+            "new export beside the old one and swaps it in at the end; resume keeps the units "
+            "whose inputs and options are unchanged."
+        ),
     ] = None,
     config: Annotated[Path | None, typer.Option(help="A TOML file of options.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
@@ -167,6 +172,7 @@ def _summary(run: RunResult, out: Path) -> None:
         ("pairs", c["pairs"]),
         ("filtered out", c["trajectories_filtered_out"]),
         ("errors", len(run.errors)),
+        ("paths skipped", c.get("paths_skipped", 0)),
         ("MB/s", f"{rate:.2f}"),
     ]
     for key, n in sorted(c.items()):

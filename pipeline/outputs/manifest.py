@@ -10,6 +10,7 @@ from trajset.redactors import Redactor
 
 from ..options import ExportOptions
 from ..results import RunResult
+from ..stores import SKIPS_LISTED
 from .files import atomic_write
 
 JSON = Any
@@ -69,6 +70,10 @@ def write_manifest(
         "inputs": _inputs(run, redactor),
         "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},
         "errors": len(run.errors),
+        "skipped": [
+            {"path": redactor.plain_text(path), "reason": reason}
+            for path, reason in run.skipped[:SKIPS_LISTED]
+        ],
         "redaction": redaction_report(options, counts),
         "stages": {k: v.to_json() for k, v in run.stats.stages.items()},
         "tables": tables or {},

@@ -20,7 +20,7 @@ from trajset.schemas.session import Session
 
 from ..errors import UnitFailed, UsageError
 from .agentsession import AgentSessionReader, read_session, read_session_text
-from .base import Loaded, StoreReader, Unit
+from .base import Loaded, StoreReader, Unit, file_fingerprint
 from .claude import ClaudeCodeReader
 from .einox import EinoxReader
 from .sqlite import SqliteReader
@@ -82,6 +82,36 @@ def discover(
     return list(units)
 
 
+#: how many skipped paths the manifest lists by name (all are counted)
+SKIPS_LISTED = 1000
+
+
+def skipped_paths(stores: Iterable[Path], units: Iterable[Unit]) -> list[tuple[str, str]]:
+    """Every path below a folder store that no unit reads, with the reason: files of another
+    kind (notes, a writer's lock file, a database beside session files), links not
+    followed into folders, and folders that cannot be listed.  Sorted, so the manifest that
+    lists them does not depend on the order in which the file system lists files."""
+    read = {os.path.abspath(f) for u in units for f in (reader_for(u.kind).inputs(u) or u.files)}
+    skipped: list[tuple[str, str]] = []
+    for store in stores:
+        if not store.is_dir():
+            continue
+
+        def unreadable(exc: OSError) -> None:
+            skipped.append((str(exc.filename), f"folder cannot be read: {exc.strerror or exc}"))
+
+        for folder, dirs, files in os.walk(store, onerror=unreadable):
+            for name in dirs:
+                p = os.path.join(folder, name)
+                if os.path.islink(p):
+                    skipped.append((p, "a link to a folder; not followed"))
+            for name in files:
+                p = os.path.join(folder, name)
+                if os.path.abspath(p) not in read:
+                    skipped.append((p, "not a session file of this store"))
+    return sorted(set(skipped))
+
+
 def load_unit(unit: Unit) -> Loaded:
     """The sessions of one unit, an error in place of each that does not read
     (``UnitFailed`` when the whole unit cannot be read)."""
@@ -89,7 +119,9 @@ def load_unit(unit: Unit) -> Loaded:
 
 
 def fingerprint(unit: Unit) -> tuple[str, int]:
-    return reader_for(unit.kind).fingerprint(unit)
+    """(``sha256:<hex>`` of the unit's input bytes or "", bytes read)."""
+    inputs = reader_for(unit.kind).inputs(unit)
+    return ("", 0) if inputs is None else file_fingerprint(inputs)
 
 
 def read_store(store: Path, kind: str = "auto") -> list[Session]:
@@ -174,4 +206,5 @@ __all__ = [
     "read_store",
     "reader_for",
     "sample_store",
+    "skipped_paths",
 ]

@@ -19,7 +19,7 @@ from trajset.schemas.timestamps import parse_rfc3339
 
 from ..errors import SessionReadError
 from ..jsonio import loads_strict
-from .base import Loaded, Unit, file_fingerprint, read_input
+from .base import Loaded, Unit, read_input
 
 JSON = Any
 
@@ -69,8 +69,8 @@ class AgentSessionReader:
         sid = _header_id(Path(unit.files[0]))
         return [sid] if sid else []
 
-    def fingerprint(self, unit: Unit) -> tuple[str, int]:
-        return file_fingerprint(unit.files)
+    def inputs(self, unit: Unit) -> tuple[str, ...]:
+        return unit.files
 
 
 def _header_id(path: Path) -> str:

@@ -71,24 +71,29 @@ class StoreReader(Protocol):
         """The ids of the sessions ``unit`` holds, read cheaply (headers only); [] if unknown."""
         ...
 
-    def fingerprint(self, unit: Unit) -> tuple[str, int]:
-        """(``sha256:<hex>`` of the unit's input bytes or "", bytes read)."""
+    def inputs(self, unit: Unit) -> tuple[str, ...] | None:
+        """Every file whose bytes the unit's result depends on (its files and what they
+        refer to), in a stable order: fingerprinted for resume, and the files not listed
+        by any unit are reported as skipped.  None when the unit has no files of its own
+        (rows of a shared database)."""
         ...
 
 
 def file_fingerprint(paths: tuple[str, ...]) -> tuple[str, int]:
-    """SHA-256 over the files' bytes in order, and their total size; ("", 0) if one is unreadable."""
+    """SHA-256 over the files' bytes in order, and their total size; ("", 0) if one is
+    unreadable.  Read in blocks, so a large file costs no memory."""
     digest = hashlib.sha256()
     size = 0
     for p in paths:
         if not Path(p).is_file():
             return "", 0
         try:
-            data = Path(p).read_bytes()
+            with open(p, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    digest.update(block)
+                    size += len(block)
         except OSError:
             return "", 0
-        digest.update(data)
-        size += len(data)
     return "sha256:" + digest.hexdigest(), size
 
 

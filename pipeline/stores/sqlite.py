@@ -99,5 +99,5 @@ class SqliteReader:
     def session_ids(self, unit: Unit) -> list[str]:
         return [unit.key]
 
-    def fingerprint(self, unit: Unit) -> tuple[str, int]:
-        return "", 0  # the database is shared by many units; rows have no stable bytes of their own
+    def inputs(self, unit: Unit) -> None:
+        return None  # the database is shared by many units; rows have no stable bytes of their own

@@ -26,7 +26,7 @@ from trajset.schemas.session import Issue, Session
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ..errors import SessionReadError
-from .base import Loaded, Unit, converted_session, file_fingerprint
+from .base import Loaded, Unit, converted_session
 
 JSON = Any
 FILES = ("sessions.jsonl", "entries.jsonl", "trace_events.jsonl", "session_meta.jsonl")
@@ -350,5 +350,5 @@ class SugaReader:
             else []
         )
 
-    def fingerprint(self, unit: Unit) -> tuple[str, int]:
-        return file_fingerprint(unit.files)
+    def inputs(self, unit: Unit) -> tuple[str, ...]:
+        return unit.files

@@ -20,7 +20,7 @@ from typing import Any
 from trajset.schemas.session import Issue, Session
 
 from ...errors import SessionReadError
-from ..base import Loaded, Unit, converted_session, file_fingerprint
+from ..base import Loaded, Unit, converted_session
 from .convert import tree_entries
 from .lines import Record, read_lines
 from .tree import build
@@ -129,8 +129,8 @@ class ClaudeCodeReader:
     def session_ids(self, unit: Unit) -> list[str]:
         return [Path(f).stem for f in unit.files]
 
-    def fingerprint(self, unit: Unit) -> tuple[str, int]:
-        return file_fingerprint(unit.files)
+    def inputs(self, unit: Unit) -> tuple[str, ...]:
+        return unit.files
 
 
 def _first_time(path: Path) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Session, validate_header
 
 from ...errors import SessionReadError, UnitSkipped
-from ..base import Loaded, Unit, file_fingerprint
+from ..base import Loaded, Unit
 from .convert import Converted, convert
 from .lineage import fork_edges, merged_entries
 from .record import Record, read_record
@@ -72,7 +72,8 @@ class EinoxReader:
     def session_ids(self, unit: Unit) -> list[str]:
         return [Path(f).parent.name for f in unit.files]
 
-    def fingerprint(self, unit: Unit) -> tuple[str, int]:
+    def inputs(self, unit: Unit) -> tuple[str, ...]:
+        """The session files and the spilled outputs and compactions beside them."""
         extra = sorted(
             str(p)
             for f in unit.files
@@ -80,7 +81,7 @@ class EinoxReader:
             for p in (Path(f).parent / sub).glob("*")
             if p.is_file()
         )
-        return file_fingerprint((*unit.files, *extra))
+        return (*unit.files, *extra)
 
 
 def sessions(records: dict[str, Record], owner: str, keep_truncated: bool = False) -> Loaded:
