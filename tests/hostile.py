@@ -40,7 +40,7 @@ def write_hostile_store(root: Path) -> dict[str, str]:
         "deep.jsonl",
         b.text()
         + '{"type":"acme:x","id":"z","parent":null,"ts":"2026-01-01T00:00:00Z","data":'
-        + _deep(1000)
+        + _deep(10_000)
         + "}\n"
         + json.dumps(
             {
@@ -52,7 +52,7 @@ def write_hostile_store(root: Path) -> dict[str, str]:
             }
         )
         + "\n",
-        "a line nested 1,000 levels (not last)",
+        "a line nested 10,000 levels (not last)",
     )
     put(
         "deep600.jsonl",

@@ -380,3 +380,24 @@ def test_thousands_of_siblings_export_every_branch(tmp_path: Path) -> None:
     assert run.stats.counts["trajectories"] == n
     docs = [json.loads(p.read_text()) for p in (tmp_path / "out" / "atif").glob("*.json")]
     assert {d["extra"]["agentsession"]["name"] for d in docs} == {"many answers"}
+
+
+def test_a_deep_chain_and_a_huge_line_export(tmp_path: Path) -> None:
+    """The 100,000-deep chain and the 200 MB line are measured in benchmarks/RESULTS.md;
+    these keep both shapes in the suite at a size that runs in seconds."""
+    b = SessionBuilder("deep-chain", hashes=False)
+    for i in range(5000):
+        b.user(f"turn {i}")
+        b.respond(text=f"reply {i}", usage=(1, 1, 0))
+    huge = "word " * (4 << 20)  # one 20 MB line
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "deep.jsonl").write_text(b.text())
+    big = basic("huge")
+    big.user(huge)
+    big.respond(text="read it", usage=(1, 1, 0))
+    (tmp_path / "store" / "huge.jsonl").write_text(big.text())
+    out = tmp_path / "out"
+    run = run_export([tmp_path / "store"], out, ExportOptions(), RunOptions(workers=1))
+    assert run.stats.counts["sessions_exported"] == 2 and not run.errors
+    [deep] = [r for r in _rows(out, "trajectories") if r["session_id"] == "deep-chain"]
+    assert len(json.loads((out / deep["atif_path"]).read_text())["steps"]) == 10_000
