@@ -2,6 +2,7 @@
 
     python benchmarks/corpus.py sample pipeline/sample_store     # regenerate the sample store
     python benchmarks/corpus.py corpus /tmp/corpus --sessions 2000 --seed 1
+    python benchmarks/corpus.py corpus /tmp/big --sessions 200 --tool-output-kb 36  # ~60 MB
 
 The sample store is committed as package data; ``tests/test_sample_store.py``
 checks that it still equals what ``build_sample_store`` writes.
@@ -406,10 +407,30 @@ def _sentence(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
 
 
+def _tool_output(rng: random.Random, size: int) -> str:
+    """Test-runner-like output: 3-30 sentences, or about ``size`` bytes of them."""
+    if not size:
+        return "\n".join(_sentence(rng, 12) for _ in range(rng.randint(3, 30)))
+    target = rng.randint(size // 2, size * 3 // 2)
+    lines: list[str] = []
+    n = 0
+    while n < target:
+        lines.append(f"{rng.choice(WORDS)}.py:{rng.randint(1, 900)}: {_sentence(rng, 12)}")
+        n += len(lines[-1]) + 1
+    return "\n".join(lines)
+
+
 def synthetic_session(
-    rng: random.Random, index: int, *, turns: int = 8, fork_rate: float = 0.3, secrets: bool = True
+    rng: random.Random,
+    index: int,
+    *,
+    turns: int = 8,
+    fork_rate: float = 0.3,
+    secrets: bool = True,
+    tool_output_bytes: int = 0,
 ) -> SessionBuilder:
-    """A coding-agent-like session with tool calls, forks, outcomes and a few secret-looking strings."""
+    """A coding-agent-like session with tool calls, forks, outcomes and a few secret-looking
+    strings; ``tool_output_bytes`` sets the mean size of a tool output (0: a few lines)."""
     sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
     b = SessionBuilder(
         sid,
@@ -429,7 +450,7 @@ def synthetic_session(
             model="gpt-5",
             usage=(500 + 40 * t, 60, 400),
         )
-        out = "\n".join(_sentence(rng, 12) for _ in range(rng.randint(3, 30)))
+        out = _tool_output(rng, tool_output_bytes)
         if secrets and rng.random() < 0.2:
             out += f"\nexport OPENAI_API_KEY=sk-proj-{rng.getrandbits(160):040x}\ncontact: dev{index}@example.com"
         at = b.tool_output(call, out)
@@ -451,13 +472,25 @@ def synthetic_session(
     return b
 
 
-def build_corpus(dest: Path, sessions: int, seed: int = 1) -> int:
-    """Write ``sessions`` synthetic session files under ``dest``; return the bytes written."""
+def build_corpus(
+    dest: Path,
+    sessions: int,
+    seed: int = 1,
+    *,
+    turns: int = 8,
+    fork_rate: float = 0.3,
+    tool_output_bytes: int = 0,
+) -> int:
+    """Write ``sessions`` synthetic session files under ``dest``; return the bytes written.
+    The defaults give the corpus every earlier measurement used (same seed, same bytes)."""
     rng = random.Random(seed)
     dest.mkdir(parents=True, exist_ok=True)
     total = 0
     for i in range(sessions):
-        total += _write(dest, synthetic_session(rng, i)).stat().st_size
+        b = synthetic_session(
+            rng, i, turns=turns, fork_rate=fork_rate, tool_output_bytes=tool_output_bytes
+        )
+        total += _write(dest, b).stat().st_size
     return total
 
 
@@ -469,6 +502,11 @@ def main() -> None:
     ap.add_argument("dest", type=Path)
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--turns", type=int, default=8, help="user turns per session")
+    ap.add_argument("--fork-rate", type=float, default=0.3, help="share of turns regenerated")
+    ap.add_argument(
+        "--tool-output-kb", type=float, default=0, help="mean tool output size (0: a few lines)"
+    )
     ap.add_argument("--clean", action="store_true", help="remove DEST first")
     args = ap.parse_args()
     if args.clean and args.dest.exists():
@@ -477,7 +515,15 @@ def main() -> None:
         for p in build_sample_store(args.dest):
             print(p)
     else:
-        print(f"{build_corpus(args.dest, args.sessions, args.seed)} bytes")
+        size = build_corpus(
+            args.dest,
+            args.sessions,
+            args.seed,
+            turns=args.turns,
+            fork_rate=args.fork_rate,
+            tool_output_bytes=int(args.tool_output_kb * 1024),
+        )
+        print(f"{size} bytes")
 
 
 if __name__ == "__main__":

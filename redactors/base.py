@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from .prefilter import any_of
+
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:([a-z0-9_]+):(\d+)\]")
 
 
@@ -70,10 +72,10 @@ class Rule:
     accept: Callable[[re.Match[str]], bool] | None = None
     opt_in: bool = False
     description: str = ""
-    _trigger_re: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _triggered: Callable[[str], bool] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_trigger_re", re.compile(self.trigger))
+        object.__setattr__(self, "_triggered", any_of([self.trigger]))
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         for m in self.pattern.finditer(text):
@@ -84,7 +86,7 @@ class Rule:
                 yield start, end
 
     def apply(self, text: str, placeholders: Placeholders) -> str:
-        if self._trigger_re.search(text) is None:
+        if not self._triggered(text):
             return text
         spans = list(self.spans(text))
         if not spans:
