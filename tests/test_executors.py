@@ -6,10 +6,13 @@ import pickle
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from trajset.pipeline import ExportOptions
+from trajset.pipeline.cli import app
 from trajset.pipeline.errors import UsageError
 from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
+from trajset.pipeline.export import default_workers
 from trajset.pipeline.stages import RunContext, UnitJob
 
 
@@ -36,3 +39,12 @@ def test_a_job_pickles_with_its_context_and_rebuilds_its_runtime(tmp_path: Path)
     clone = pickle.loads(pickle.dumps(job))
     assert "runtime" not in clone.__dict__  # built lazily where the job runs
     assert clone.ctx == job.ctx and clone.runtime.redactor.active
+
+
+def test_workers_beyond_the_cpus_are_capped_with_a_message(tmp_path: Path) -> None:
+    """``--workers 100000`` hung starting every worker."""
+    result = CliRunner().invoke(
+        app, ["export", "--out", str(tmp_path / "o"), "-q", "--workers", "100000"]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"using {default_workers()}" in result.output

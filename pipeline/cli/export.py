@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -122,6 +123,13 @@ def export(
         "max_media_bytes": max_media_bytes,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
+    if run.executor == "local" and run.workers > default_workers():
+        typer.echo(
+            f"--workers {run.workers} is more than the {default_workers()} CPUs this process "
+            f"may use; using {default_workers()}",
+            err=True,
+        )
+        run = replace(run, workers=default_workers())
     bar = _ProgressBar() if not quiet and sys.stderr.isatty() else None
     try:
         result = run_export(

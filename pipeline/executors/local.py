@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
@@ -16,7 +17,7 @@ class LocalExecutor:
     small runs), so what it builds lazily is built once per chunk, never per item."""
 
     def __init__(self, workers: int = 1) -> None:
-        self.workers = max(1, workers)
+        self.workers = max(1, min(workers, os.cpu_count() or 1))  # more only wait for a CPU
 
     def map(self, job: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
         if self.workers == 1 or len(items) <= 1:
