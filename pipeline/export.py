@@ -49,7 +49,7 @@ def run_units(
     if run.mode == Mode.resume:
         done = resumable(ctx.out, units)
     todo = [i for i in range(len(units)) if i not in done]
-    executor = make_executor(run.executor, run.workers)
+    executor = make_executor(run)
     for i, result in zip(todo, executor.map(UnitJob(ctx), [units[i] for i in todo]), strict=True):
         write_marker(ctx.out, result)
         done[i] = result
@@ -120,7 +120,7 @@ def run_export(
     redactor = options.redactor(list(run.secrets))  # fail early on a bad rule
     if options.where:
         compile_where(options.where)  # fail early on a bad --where
-    make_executor(run.executor, run.workers)  # fail early on an unknown executor
+    make_executor(run)  # fail early on an unknown executor
     check_outside(out, stores)
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out} exists and is not a folder")

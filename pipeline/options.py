@@ -67,6 +67,7 @@ EXPORT_KEYS: dict[str, type] = {
     "no_redact": bool,
     "store_kind": str,
     "executor": str,
+    "ray_address": str,
     "reader_option": list,
     "home": list,
     "max_media_bytes": int,
@@ -122,6 +123,7 @@ class RunOptions:
     workers: int = 1
     executor: str = "local"
     mode: Mode = Mode.error
+    ray_address: str | None = None  # a Ray cluster to join (--executor ray)
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
@@ -194,7 +196,7 @@ def resolve(
     """Merge the command line (``None`` = not given), the config file and the defaults.
 
     ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env, where,
-    license, workers, executor, mode, reader_option, home, max_media_bytes.
+    license, workers, executor, ray_address, mode, reader_option, home, max_media_bytes.
     """
     conf, custom = load_config(config) if config else ({}, [])
     cli_redaction = any(flags.get(k) for k in ("redact", "secret", "secret_env"))
@@ -239,6 +241,7 @@ def resolve(
         workers=workers,
         executor=_pick(flags.get("executor"), conf, "executor", "local"),
         mode=Mode(flags.get("mode") or Mode.error),
+        ray_address=_pick(flags.get("ray_address"), conf, "ray_address", None),
         secrets=tuple(secrets),
     )
     return options, run

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from trajset.pipeline import ExportOptions
+from trajset.pipeline import ExportOptions, RunOptions
 from trajset.pipeline.cli import app
 from trajset.pipeline.errors import UsageError
 from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
@@ -28,9 +28,9 @@ def test_local_executor_returns_results_in_input_order(workers: int) -> None:
 
 def test_registry_and_unknown_executor() -> None:
     assert "local" in EXECUTORS
-    assert isinstance(make_executor("local", 2), LocalExecutor)
+    assert isinstance(make_executor(RunOptions(workers=2)), LocalExecutor)
     with pytest.raises(UsageError, match="valid: local"):
-        make_executor("spark", 2)
+        make_executor(RunOptions(executor="spark"))
 
 
 def test_a_job_pickles_with_its_context_and_rebuilds_its_runtime(tmp_path: Path) -> None:

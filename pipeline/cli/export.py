@@ -76,9 +76,22 @@ def export(
         str | None,
         typer.Option(help='Keep trajectories matching a SQL filter, e.g. "outcome_score >= 0.5".'),
     ] = None,
-    workers: Annotated[int | None, typer.Option(help="Worker processes (default: CPUs).")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Worker processes, or concurrent Ray tasks (default: CPUs)."),
+    ] = None,
     executor: Annotated[
-        ExecutorName | None, typer.Option(help="Executor (default: local).")
+        ExecutorName | None,
+        typer.Option(
+            help="local (this machine) or ray (pip install 'trajset[ray]'); default: local."
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="Ray cluster to join with --executor ray (default: RAY_ADDRESS, else a local Ray); "
+            "--out must then be on a filesystem every node sees."
+        ),
     ] = None,
     strict: Annotated[
         bool,
@@ -119,7 +132,7 @@ def export(
     flags: dict[str, Any] = {
         "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
         "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
-        "workers": workers, "executor": executor, "mode": mode, "reader_option": reader_option, "home": home,
+        "workers": workers, "executor": executor, "ray_address": ray_address, "mode": mode, "reader_option": reader_option, "home": home,
         "max_media_bytes": max_media_bytes,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())

@@ -1,7 +1,8 @@
 """Executors behind one protocol (``base.Executor``); ``EXECUTORS`` is the registry.
 
-Each entry builds an executor from the worker count.  ``ray`` (for stores
-that outgrow one machine) plugs in here as one more module and line.
+Each entry builds an executor from the run options (workers, a cluster
+address).  ``ray`` (for stores that outgrow one machine) needs the
+``trajset[ray]`` extra; it is imported only when used.
 """
 
 from __future__ import annotations
@@ -9,20 +10,23 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import UsageError
+from ..options import RunOptions
 from .base import Executor
 from .local import LocalExecutor
+from .ray import RayExecutor
 
-#: ``--executor`` name -> factory taking the worker count
-EXECUTORS: dict[str, Callable[[int], Executor]] = {
-    "local": LocalExecutor,
+#: ``--executor`` name -> factory taking the run options
+EXECUTORS: dict[str, Callable[[RunOptions], Executor]] = {
+    "local": lambda run: LocalExecutor(run.workers),
+    "ray": lambda run: RayExecutor(run.workers, run.ray_address),
 }
 
 
-def make_executor(name: str, workers: int) -> Executor:
-    """The executor called ``name``; ``UsageError`` listing the valid names."""
-    if name not in EXECUTORS:
-        raise UsageError(f"unknown --executor {name!r}; valid: {', '.join(EXECUTORS)}")
-    return EXECUTORS[name](workers)
+def make_executor(run: RunOptions) -> Executor:
+    """The executor ``run.executor`` names; ``UsageError`` listing the valid names."""
+    if run.executor not in EXECUTORS:
+        raise UsageError(f"unknown --executor {run.executor!r}; valid: {', '.join(EXECUTORS)}")
+    return EXECUTORS[run.executor](run)
 
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "make_executor"]
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "make_executor"]

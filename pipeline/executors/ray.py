@@ -1,0 +1,71 @@
+"""``ray``: units as Ray tasks, on a cluster or on a Ray started for the run.
+
+``--ray-address`` (or ``RAY_ADDRESS``) joins a running cluster; without
+one, a local Ray with ``--workers`` CPUs is started and stopped with the
+run.  A task runs the job over a chunk of units, so what the job builds
+once (the compiled redactor, the session index) is built once per chunk;
+each task writes its units' documents and parts into the output folder, so
+every node must see that folder at the same path (a shared filesystem).
+Results come back in unit order, with at most ``2 x workers`` chunks in
+flight, so the driver holds a bounded number of results.  The job is a pure
+function of its unit: the data files equal the local executor's, byte for byte.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from ..errors import UsageError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _run_chunk(job: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
+    return [job(item) for item in chunk]
+
+
+class RayExecutor:
+    """``workers`` concurrent tasks; ``address`` of a cluster to join (None: ``RAY_ADDRESS``,
+    else a local Ray)."""
+
+    def __init__(self, workers: int = 1, address: str | None = None) -> None:
+        if importlib.util.find_spec("ray") is None:
+            raise UsageError(
+                "--executor ray needs Ray; install it with: pip install 'trajset[ray]'"
+            )
+        self.workers = max(1, workers)
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+
+    def map(self, job: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        import ray
+
+        started = not ray.is_initialized()
+        if started:
+            local: dict[str, Any] = {} if self.address else {"num_cpus": self.workers}
+            ray.init(
+                address=self.address,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+                **local,
+            )
+        try:
+            task: Any = ray.remote(num_cpus=1)(_run_chunk)  # a retried chunk rewrites the same files
+            job_ref = ray.put(job)
+            size = max(1, len(items) // (self.workers * 16))
+            chunks = [items[i : i + size] for i in range(0, len(items), size)]
+            pending: deque[Any] = deque()
+            for chunk in chunks:
+                pending.append(task.remote(job_ref, chunk))
+                if len(pending) >= 2 * self.workers:
+                    yield from ray.get(pending.popleft())
+            while pending:
+                yield from ray.get(pending.popleft())
+        finally:
+            if started:
+                ray.shutdown()
