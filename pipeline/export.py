@@ -9,7 +9,6 @@ takes the results of units that already have a marker.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -26,7 +25,15 @@ from .outputs.card import card
 from .outputs.files import atomic_write
 from .outputs.folder import check_outside, finish_output, locked, prepare_output
 from .outputs.manifest import write_manifest
-from .outputs.markers import check_resumable, marker_path, part_path, read_marker, write_marker
+from .outputs.markers import (
+    STATE,
+    check_resumable,
+    drop_state,
+    marker_path,
+    part_path,
+    read_marker,
+    write_marker,
+)
 from .outputs.parquet import assemble, read_part, to_table, write_single
 from .outputs.tables_info import table_facts
 from .results import RunResult, UnitResult
@@ -43,31 +50,44 @@ Progress = Callable[[int, int], None]
 def run_units(
     ctx: RunContext, units: Sequence[Unit], run: RunOptions, progress: Progress | None = None
 ) -> RunResult:
-    """Every unit's result in unit order; finished units of a resumed run are not run again."""
+    """Every unit's result in unit order; finished units of a resumed run are not run again.
+
+    Each result's stats are merged as it arrives and then dropped with its document names
+    (both are in its marker), so the results kept for the manifest stay small."""
     start = time.perf_counter()
+    stats = Stats()
     done: dict[int, UnitResult] = {}
     if run.mode == Mode.resume:
         done = resumable(ctx.out, units)
+    reused = len(done)
+    for r in done.values():
+        _keep_for_manifest(r, stats)
     todo = [i for i in range(len(units)) if i not in done]
     executor = make_executor(run)
     for i, result in zip(todo, executor.map(UnitJob(ctx), [units[i] for i in todo]), strict=True):
         write_marker(ctx.out, result)
-        done[i] = result
+        done[i] = _keep_for_manifest(result, stats)
         if progress:
             progress(len(done), len(units))
     results = [done[i] for i in range(len(units))]
-    stats = Stats()
-    for r in results:
-        stats.merge(r.stats)
     stats.counts["units"] = len(units)
+    stats.counts["units_reused"] = reused
     seconds = time.perf_counter() - start
     return RunResult(results, stats, seconds, sum(r.bytes_read for r in results))
 
 
+def _keep_for_manifest(r: UnitResult, stats: Stats) -> UnitResult:
+    stats.merge(r.stats)
+    r.stats, r.documents = Stats(), []
+    return r
+
+
 def resumable(out: Path, units: Sequence[Unit]) -> dict[int, UnitResult]:
-    """Finished units whose inputs are unchanged (same fingerprint); the documents and markers
-    of units that changed or are gone are removed, so nothing stale is kept."""
+    """Finished units whose inputs are unchanged (same fingerprint).  Every other marker and
+    every document not written by a kept unit is removed (a changed, removed or unfinished
+    unit's, or all of them when the state was not kept), so nothing stale is kept."""
     done: dict[int, UnitResult] = {}
+    kept: set[str] = set()
     current = {marker_path(out, u).name for u in units}
     for i, u in enumerate(units):
         r = read_marker(out, u)
@@ -75,20 +95,16 @@ def resumable(out: Path, units: Sequence[Unit]) -> dict[int, UnitResult]:
             continue
         if r.fingerprint and r.fingerprint == fingerprint(u)[0]:
             done[i] = r
+            kept.update(r.documents)
         else:
-            forget(out, r)
-    for stale in sorted((out / ".trajset" / "units").glob("*.json")):
+            marker_path(out, u).unlink()
+    for stale in (out / STATE / "units").glob("*.json"):
         if stale.name not in current:
-            forget(
-                out, UnitResult.from_json(Unit("gone", ("",)), json.loads(stale.read_text())), stale
-            )
+            stale.unlink()
+    for doc in (out / "atif").glob("*.json"):
+        if doc.name not in kept:
+            doc.unlink()
     return done
-
-
-def forget(out: Path, r: UnitResult, marker: Path | None = None) -> None:
-    for name in r.documents:
-        (out / "atif" / name).unlink(missing_ok=True)
-    (marker or marker_path(out, r.unit)).unlink(missing_ok=True)
 
 
 def assemble_outputs(out: Path, result: RunResult) -> dict[str, JSON]:
@@ -136,6 +152,8 @@ def run_export(
         facts = assemble_outputs(target, result)
         manifest = write_manifest(target, options, result, version, redactor, facts)
         atomic_write(target / "README.md", card(manifest, options.license).encode())
+        if not run.keep_state:
+            drop_state(target)
         finish_output(out, target)
     return result
 

@@ -68,6 +68,7 @@ EXPORT_KEYS: dict[str, type] = {
     "store_kind": str,
     "executor": str,
     "ray_address": str,
+    "keep_state": bool,
     "reader_option": list,
     "home": list,
     "max_media_bytes": int,
@@ -124,6 +125,7 @@ class RunOptions:
     executor: str = "local"
     mode: Mode = Mode.error
     ray_address: str | None = None  # a Ray cluster to join (--executor ray)
+    keep_state: bool = False  # keep .trajset/ parts and markers for an incremental resume
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
@@ -196,7 +198,7 @@ def resolve(
     """Merge the command line (``None`` = not given), the config file and the defaults.
 
     ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env, where,
-    license, workers, executor, ray_address, mode, reader_option, home, max_media_bytes.
+    license, workers, executor, ray_address, keep_state, mode, reader_option, home, max_media_bytes.
     """
     conf, custom = load_config(config) if config else ({}, [])
     cli_redaction = any(flags.get(k) for k in ("redact", "secret", "secret_env"))
@@ -242,6 +244,7 @@ def resolve(
         executor=_pick(flags.get("executor"), conf, "executor", "local"),
         mode=Mode(flags.get("mode") or Mode.error),
         ray_address=_pick(flags.get("ray_address"), conf, "ray_address", None),
+        keep_state=bool(_pick(flags.get("keep_state"), conf, "keep_state", False)),
         secrets=tuple(secrets),
     )
     return options, run

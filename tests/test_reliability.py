@@ -128,7 +128,7 @@ def test_paths_no_reader_reads_are_counted_and_listed_skips(
     scandir = os.scandir
 
     def refuse(path: Any = ".") -> Any:  # a folder this user may not list (root may list all)
-        if Path(path).name == "sealed":
+        if isinstance(path, str | os.PathLike) and Path(path).name == "sealed":
             raise PermissionError(13, "Permission denied", str(path))
         return scandir(path)
 
@@ -194,21 +194,29 @@ def test_unusable_output_folders_are_one_line(tmp_path: Path) -> None:
     assert not (out / ".trajset.lock").exists()
 
 
-def test_resume_re_exports_changed_inputs_and_drops_removed_ones(tmp_path: Path) -> None:
+@pytest.mark.parametrize("keep_state", [True, False])
+def test_resume_re_exports_changed_and_added_inputs_and_drops_removed_ones(
+    tmp_path: Path, keep_state: bool
+) -> None:
     store = tmp_path / "store"
     shutil.copytree(sample_store(), store)
     out = tmp_path / "out"
-    run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    run_export([store], out, ExportOptions(), RunOptions(workers=1, keep_state=keep_state))
+    assert (out / ".trajset" / "parts").exists() == keep_state  # scratch goes unless kept
     files = sorted(store.rglob("*.jsonl"))
-    changed, removed = files[0], files[1]
-    changed.write_text(changed.read_text().replace("Fix the failing", "Repair the failing"))
-    removed_docs = {p.name for p in (out / "atif").glob("*.json")}
+    [changed] = [f for f in files if "write a regex for emails" in f.read_text()]
+    removed = next(f for f in files if f != changed)
+    changed.write_text(changed.read_text().replace("write a regex for", "write a pattern for"))
+    before = {p.name for p in (out / "atif").glob("*.json")}
     removed.unlink()
-    run_export([store], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume))
+    (store / "added").mkdir()
+    (store / "added" / "s.jsonl").write_text(basic("added-session").text())
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume))
+    assert run.stats.counts["units_reused"] == (4 if keep_state else 0)
     fresh = tmp_path / "fresh"
     run_export([store], fresh, ExportOptions(), RunOptions(workers=1))
     assert _data(out) == _data(fresh)
-    assert set(removed_docs) != {p.name for p in (out / "atif").glob("*.json")}
+    assert before != {p.name for p in (out / "atif").glob("*.json")}
 
 
 def test_a_where_that_filters_a_session_out_is_not_a_failure(tmp_path: Path) -> None:

@@ -107,6 +107,14 @@ def export(
             "whose inputs and options are unchanged."
         ),
     ] = None,
+    keep_state: Annotated[
+        bool | None,
+        typer.Option(
+            "--keep-state",
+            help="Keep .trajset/ (each unit's parts and marker) after success, so that a later "
+            "--mode resume re-exports only the session files that changed.",
+        ),
+    ] = None,
     config: Annotated[Path | None, typer.Option(help="A TOML file of options.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
     license_id: Annotated[
@@ -132,7 +140,7 @@ def export(
     flags: dict[str, Any] = {
         "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
         "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
-        "workers": workers, "executor": executor, "ray_address": ray_address, "mode": mode, "reader_option": reader_option, "home": home,
+        "workers": workers, "executor": executor, "ray_address": ray_address, "keep_state": keep_state, "mode": mode, "reader_option": reader_option, "home": home,
         "max_media_bytes": max_media_bytes,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())

@@ -55,7 +55,9 @@ class RayExecutor:
                 **local,
             )
         try:
-            task: Any = ray.remote(num_cpus=1)(_run_chunk)  # a retried chunk rewrites the same files
+            task: Any = ray.remote(num_cpus=1)(
+                _run_chunk
+            )  # a retried chunk rewrites the same files
             job_ref = ray.put(job)
             size = max(1, len(items) // (self.workers * 16))
             chunks = [items[i : i + size] for i in range(0, len(items), size)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from dataclasses import asdict
 from pathlib import Path
 
@@ -42,6 +43,14 @@ def read_marker(out: Path, unit: Unit) -> UnitResult | None:
 
 def write_marker(out: Path, result: UnitResult) -> None:
     atomic_write(marker_path(out, result.unit), json.dumps(result.to_json()).encode())
+
+
+def drop_state(out: Path) -> None:
+    """Remove the parts and markers of a finished run (what only an incremental
+    ``--mode resume`` needs, kept with ``--keep-state``); the options and the secrets'
+    fingerprint stay, so a later resume still refuses other options."""
+    for name in ("parts", "units"):
+        shutil.rmtree(out / STATE / name, ignore_errors=True)
 
 
 def check_resumable(

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..tables import SCHEMAS
-from .files import atomic_write
+from .files import atomic_path, atomic_write
 
 MAX_ROW_GROUP_BYTES = 100 * 1000 * 1000
 MAX_SHARD_BYTES = 500 * 1000 * 1000
@@ -43,7 +43,10 @@ def write_part(path: Path, table: pa.Table) -> None:
 
 
 def read_part(path: Path) -> pa.Table:
-    return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+    """A part read into memory and its file closed (a mapping per part ran into the kernel's
+    limit of 65,530 mappings when a row group gathered tens of thousands of small parts)."""
+    with pa.OSFile(str(path)) as f:
+        return pa.ipc.open_file(f).read_all()
 
 
 def write_single(path: Path, table: pa.Table) -> None:
@@ -82,10 +85,15 @@ def _row_groups(tables: Iterable[pa.Table]) -> Iterable[pa.Table]:
         yield pa.concat_tables(pending).combine_chunks()
 
 
+def _rows_bytes(path: Path) -> int:
+    with pa.OSFile(str(path)) as f:
+        return int(pa.ipc.open_file(f).read_all().nbytes)
+
+
 def assemble(out: Path, name: str, parts: list[Path]) -> list[Path]:
     """Stream the parts (in the given order) into ``out/data/<name>/`` shards."""
     schema = SCHEMAS[name]
-    sizes = [read_part(p).nbytes for p in parts]
+    sizes = [_rows_bytes(p) for p in parts]
     shards: list[list[Path]] = [[]]
     acc = 0
     for p, s in zip(parts, sizes, strict=True):
@@ -101,8 +109,7 @@ def assemble(out: Path, name: str, parts: list[Path]) -> list[Path]:
     written = []
     for i, shard_parts in enumerate(shards):
         path = folder / f"train-{i:05d}-of-{len(shards):05d}.parquet"
-        sink = pa.BufferOutputStream()
-        with pq.ParquetWriter(sink, schema, **WRITE_OPTIONS) as w:
+        with atomic_path(path) as tmp, pq.ParquetWriter(str(tmp), schema, **WRITE_OPTIONS) as w:
             tables = (read_part(p) for p in shard_parts)
             empty = True
             for group in _row_groups(tables):
@@ -110,6 +117,5 @@ def assemble(out: Path, name: str, parts: list[Path]) -> list[Path]:
                 empty = False
             if empty:
                 w.write_table(schema.empty_table())
-        atomic_write(path, sink.getvalue().to_pybytes())
         written.append(path)
     return written
