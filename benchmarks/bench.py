@@ -1,19 +1,34 @@
-"""Throughput of ``trajset export`` on a generated corpus, redaction on vs off, in one run.
+"""The export's speed, memory and efficiency on generated corpora, measured in one run.
 
-    python benchmarks/bench.py --sessions 300 --repeat 3
+    python benchmarks/bench.py                                   # ~60 MB, large tool outputs
+    python benchmarks/bench.py --sessions 200 --tool-output-kb 36 --sizes 1,2,4 --repeat 3 \\
+        --write benchmarks/RESULTS.md
+    python benchmarks/bench.py --sessions 5 --repeat 1 --sizes 1   # a smoke run (CI)
 
-Runs alternate (off, on, off, on, ...) in one process with one worker, so
-the ratio is measured under the same machine load; absolute MB/s drift on
-shared machines, ratios much less.  Peak memory is measured per run in a
-child process (ru_maxrss), for a corpus and for one twice its size, to show
-memory grows with the largest unit, not with the store.
+For the corpus (``corpus.py``, seed 1) this measures, in one run:
+
+- the **floor**: orjson parse of every input line, orjson dump of every ATIF document
+  written, and a pyarrow write of every table written (zstd, as the export writes them);
+- ``trajset export`` with 1 worker (default redaction, all outputs), with ``--no-redact``,
+  and with 2 workers, each in a fresh process (wall time and peak resident memory,
+  children included); the three alternate ``--repeat`` times and medians are reported,
+  so machine load falls on all of them alike;
+- **efficiency** = floor / export time; **amplification** = (ATIF JSON bytes + the tables'
+  uncompressed Arrow bytes) / input bytes, and the same on disk; input MB/s; the
+  redaction overhead (default / ``--no-redact`` time); the 2-worker speed-up;
+- for each ``--sizes`` multiple of the corpus: 1-worker time, MB/s and peak memory, to show
+  cost grows linearly with the input and memory does not.
+
+``--write FILE`` replaces the block between ``<!-- bench:begin -->`` and
+``<!-- bench:end -->`` in FILE (appended when missing) with the figures and the machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -21,84 +36,203 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from corpus import build_corpus
 
+CHILD = """
+import json, resource, sys, time
+from pathlib import Path
 from trajset.pipeline import ExportOptions, RunOptions, run_export
+store, out, redact, workers = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
+start = time.perf_counter()
+run = run_export([store], out, ExportOptions(redact=redact), RunOptions(workers=workers))
+seconds = time.perf_counter() - start
+peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+           resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024, "bytes": run.bytes_read,
+                  "stages": {k: round(v.seconds, 2) for k, v in run.stats.stages.items()}}))
+"""
 
 
-def one_run(
-    store: Path, out: Path, redact: bool, workers: int
-) -> tuple[float, int, dict[str, float]]:
+def export(store: Path, out: Path, redact: bool, workers: int) -> dict[str, Any]:
+    """One export in a fresh process: seconds, peak MB (children included), stage seconds."""
     shutil.rmtree(out, ignore_errors=True)
+    args = [sys.executable, "-c", CHILD, str(store), str(out), str(int(redact)), str(workers)]
+    text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    return dict(json.loads(text.strip().splitlines()[-1]))
+
+
+def floor(store: Path, out: Path) -> dict[str, float]:
+    """Seconds to parse every input line, dump every document and write every table."""
     start = time.perf_counter()
-    run = run_export([store], out, ExportOptions(redact=redact), RunOptions(workers=workers))
-    seconds = time.perf_counter() - start
-    return seconds, run.bytes_read, {k: round(v.seconds, 3) for k, v in run.stats.stages.items()}
+    for path in sorted(store.rglob("*.jsonl")):
+        with path.open("rb") as fh:
+            for line in fh:
+                if line.strip():
+                    orjson.loads(line)
+    parse = time.perf_counter() - start
+    docs = [orjson.loads(p.read_bytes()) for p in sorted((out / "atif").glob("*.json"))]
+    start = time.perf_counter()
+    for doc in docs:
+        orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    dump = time.perf_counter() - start
+    tables = [pq.read_table(p) for p in sorted((out / "data").rglob("*.parquet"))]
+    start = time.perf_counter()
+    for t in tables:
+        pq.write_table(t, pa.BufferOutputStream(), compression="zstd", write_page_index=True)
+    write = time.perf_counter() - start
+    return {"parse": parse, "dump": dump, "write": write, "total": parse + dump + write}
 
 
-def peak_rss_mb(store: Path, out: Path) -> float:
-    """Peak resident memory of one single-worker export in a fresh child process."""
-    shutil.rmtree(out, ignore_errors=True)
-    code = (
-        "import resource,sys;from pathlib import Path;"
-        "from trajset.pipeline import ExportOptions, RunOptions, run_export;"
-        f"run_export([Path({str(store)!r})], Path({str(out)!r}), ExportOptions(), RunOptions(workers=1));"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+def output_bytes(out: Path) -> dict[str, int]:
+    atif = sum(p.stat().st_size for p in (out / "atif").rglob("*") if p.is_file())
+    parquet = sum(p.stat().st_size for p in (out / "data").rglob("*.parquet"))
+    arrow = sum(pq.read_table(p).nbytes for p in (out / "data").rglob("*.parquet"))
+    return {"atif": atif, "parquet": parquet, "arrow": arrow}
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{os.cpu_count()} CPUs ({cpu}), {platform.system()} {platform.machine()}, "
+        f"Python {platform.python_version()}, pyarrow {pa.__version__}"
     )
-    out_text = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True
-    ).stdout
-    return int(out_text.strip().splitlines()[-1]) / 1024
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        store = root / "corpus"
+        size = build_corpus(
+            store, args.sessions, seed=1, tool_output_bytes=int(args.tool_output_kb * 1024)
+        )
+        runs: dict[str, list[dict[str, Any]]] = {"default": [], "no_redact": [], "workers_2": []}
+        for _ in range(args.repeat):  # alternating, so load falls on all three alike
+            runs["no_redact"].append(export(store, root / "o", False, 1))
+            runs["workers_2"].append(export(store, root / "o", True, 2))
+            runs["default"].append(export(store, root / "out", True, 1))
+        fl = floor(store, root / "out")
+        out_bytes = output_bytes(root / "out")
+        med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
+        peak = {k: max(r["peak_mb"] for r in v) for k, v in runs.items()}
+        sizes = []
+        for m in args.sizes:
+            s = root / f"corpus-x{m}"
+            n = build_corpus(
+                s, args.sessions * m, seed=1, tool_output_bytes=int(args.tool_output_kb * 1024)
+            )
+            r = export(s, root / "o", True, 1)
+            sizes.append(
+                {
+                    "input_mb": round(n / 1e6, 1),
+                    "seconds": round(r["seconds"], 2),
+                    "mb_per_s": round(n / 1e6 / r["seconds"], 2),
+                    "peak_mb": round(r["peak_mb"]),
+                }
+            )
+            shutil.rmtree(s)
+    return {
+        "machine": machine(),
+        "command": " ".join(["python benchmarks/bench.py", *sys.argv[1:]]),
+        "corpus": {
+            "sessions": args.sessions,
+            "tool_output_kb": args.tool_output_kb,
+            "input_mb": round(size / 1e6, 1),
+        },
+        "seconds": {k: round(v, 2) for k, v in med.items()},
+        "peak_mb": {k: round(v) for k, v in peak.items()},
+        "stage_seconds_default": runs["default"][-1]["stages"],
+        "floor_seconds": {k: round(v, 2) for k, v in fl.items()},
+        "efficiency": round(fl["total"] / med["default"], 3),
+        "input_mb_per_s": round(size / 1e6 / med["default"], 2),
+        "input_mb_per_s_no_redact": round(size / 1e6 / med["no_redact"], 2),
+        "redaction_overhead": round(med["default"] / med["no_redact"], 2),
+        "speedup_2_workers": round(med["default"] / med["workers_2"], 2),
+        "amplification": round((out_bytes["atif"] + out_bytes["arrow"]) / size, 2),
+        "amplification_on_disk": round((out_bytes["atif"] + out_bytes["parquet"]) / size, 2),
+        "sizes": sizes,
+    }
+
+
+def markdown(r: dict[str, Any]) -> str:
+    c, s, p = r["corpus"], r["seconds"], r["peak_mb"]
+    lines = [
+        f"Machine: {r['machine']}.",
+        f"Corpus: {c['sessions']} generated sessions, tool outputs of about "
+        f"{c['tool_output_kb']} KB, {c['input_mb']} MB of JSONL. Command: `{r['command']}`.",
+        "",
+        "| run | wall time (median) | peak memory |",
+        "|---|---:|---:|",
+        f"| floor: orjson parse + orjson dump + pyarrow write | {r['floor_seconds']['total']} s | |",
+        f"| export, 1 worker, default redaction, all outputs | {s['default']} s | {p['default']} MB |",
+        f"| export, 1 worker, `--no-redact` | {s['no_redact']} s | {p['no_redact']} MB |",
+        f"| export, 2 workers, default redaction | {s['workers_2']} s | {p['workers_2']} MB |",
+        "",
+        "| figure | value |",
+        "|---|---:|",
+        f"| efficiency (floor / export) | {r['efficiency']} |",
+        f"| input MB/s, 1 worker (no redaction) | {r['input_mb_per_s']} ({r['input_mb_per_s_no_redact']}) |",
+        f"| redaction overhead (default / `--no-redact`) | {r['redaction_overhead']}x |",
+        f"| 2-worker speed-up | {r['speedup_2_workers']}x |",
+        f"| amplification: (ATIF + uncompressed Arrow) / input | {r['amplification']}x |",
+        f"| amplification on disk: (ATIF + Parquet) / input | {r['amplification_on_disk']}x |",
+        "",
+        f"Stage seconds (default run): {r['stage_seconds_default']}; floor parts: "
+        f"{r['floor_seconds']}.",
+        "",
+        "| input | 1 worker, default | MB/s | peak memory |",
+        "|---:|---:|---:|---:|",
+        *(
+            f"| {x['input_mb']} MB | {x['seconds']} s | {x['mb_per_s']} | {x['peak_mb']} MB |"
+            for x in r["sizes"]
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def write_block(path: Path, text: str) -> None:
+    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+    old = path.read_text() if path.exists() else ""
+    block = f"{begin}\n{text}\n{end}"
+    if begin in old and end in old:
+        new = old[: old.index(begin)] + block + old[old.index(end) + len(end) :]
+    else:
+        new = old.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(new)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--sessions", type=int, default=300)
+    ap.add_argument("--sessions", type=int, default=200)
+    ap.add_argument("--tool-output-kb", type=float, default=36)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument("--json", action="store_true", help="print the results as JSON")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        store = root / "corpus"
-        size = build_corpus(store, args.sessions, seed=1)
-        times: dict[bool, list[float]] = {False: [], True: []}
-        stages: dict[bool, dict[str, float]] = {}
-        for _ in range(args.repeat):
-            for redact in (False, True):
-                seconds, _, st = one_run(store, root / "out", redact, args.workers)
-                times[redact].append(seconds)
-                stages[redact] = st
-        off, on = statistics.median(times[False]), statistics.median(times[True])
-        big = root / "corpus2"
-        build_corpus(big, args.sessions * 2, seed=1)
-        rss_small, rss_big = peak_rss_mb(store, root / "m1"), peak_rss_mb(big, root / "m2")
-    result = {
-        "sessions": args.sessions,
-        "corpus_mb": round(size / 1e6, 2),
-        "workers": args.workers,
-        "repeat": args.repeat,
-        "mb_per_s_no_redact": round(size / 1e6 / off, 2),
-        "mb_per_s_redact": round(size / 1e6 / on, 2),
-        "ratio_redact_over_no_redact": round(off / on, 3),
-        "stage_seconds_no_redact": stages[False],
-        "stage_seconds_redact": stages[True],
-        "peak_rss_mb": {
-            f"{args.sessions} sessions": round(rss_small, 1),
-            f"{2 * args.sessions} sessions": round(rss_big, 1),
-        },
-        "maxrss_self_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    }
-    print(
-        json.dumps(result, indent=2)
-        if args.json
-        else "\n".join(f"{k}: {v}" for k, v in result.items())
+    ap.add_argument(
+        "--sizes", default="1,2,4", help="corpus multiples for the scaling rows (1,2,4)"
     )
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--write", type=Path, help="put the figures into this Markdown file")
+    args = ap.parse_args()
+    args.sizes = [int(x) for x in args.sizes.split(",") if x]
+    result = run(args)
+    print(json.dumps(result, indent=2) if args.json else markdown(result))
+    if args.write:
+        write_block(args.write, markdown(result))
 
 
 if __name__ == "__main__":

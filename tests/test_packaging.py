@@ -8,6 +8,7 @@ checkout cannot shadow the wheel; the test checks where the import came from).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -84,3 +85,14 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert len(list((tmp_path / "out" / "atif").glob("*.json"))) == 8
+
+
+def test_the_benchmark_runner_runs_on_a_tiny_corpus() -> None:
+    """A smoke run only: no timing is asserted (machines are shared and noisy)."""
+    tiny = ["--sessions", "2", "--repeat", "1", "--sizes", "1", "--tool-output-kb", "1"]
+    result = subprocess.run(
+        [sys.executable, "benchmarks/bench.py", *tiny, "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=240, check=True,
+    )  # fmt: skip
+    figures = json.loads(result.stdout)
+    assert {"efficiency", "amplification", "speedup_2_workers", "sizes"} <= set(figures)
