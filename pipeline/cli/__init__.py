@@ -16,6 +16,7 @@ from .convert import convert
 from .export import export
 from .inspect import inspect, verify
 from .publish import publish
+from .report import report
 from .scan import scan
 from .validate import schema, validate
 
@@ -28,7 +29,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-for command in (export, inspect, verify, validate, scan, convert, publish, schema):
+for command in (export, inspect, verify, validate, scan, convert, publish, report, schema):
     app.command()(command)
 
 

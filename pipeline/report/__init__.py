@@ -1,0 +1,128 @@
+"""``trajset report``: one self-contained HTML page of an export (DESIGN §3).
+
+The page holds its data, styles and script inline (no network, no CDN):
+counts per table, histograms of outcome scores, steps, tokens, branching
+and pair margins (``plots.py``), the redaction summary, and every session's
+tree with forks, the preferred path, abandoned branches, outcome scores at
+the leaves and a view of each step (``data.py`` reads them, ``page.js``
+draws them).  An export with no preferences, no outcomes or one session
+renders its empty states.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..outputs.files import atomic_write
+from .data import report_data
+from .plots import histogram
+
+JSON = Any
+
+
+def _asset(name: str) -> str:
+    return (resources.files("trajset.pipeline.report") / name).read_text(encoding="utf-8")
+
+
+def _rows(pairs: list[tuple[str, Any]], attr: str = "") -> str:
+    return "".join(
+        f"<tr><td>{escape(str(k))}</td>"
+        f'<td class="num"{f" data-{attr}={json.dumps(str(k))}" if attr else ""}>'
+        f"{v:,}</td></tr>"
+        if isinstance(v, int)
+        else f"<tr><td>{escape(str(k))}</td><td>{escape(str(v))}</td></tr>"
+        for k, v in pairs
+    )
+
+
+def _redaction(manifest: JSON) -> str:
+    red = manifest.get("redaction") or {}
+    if not red:
+        return '<p class="empty">the export has no manifest (not finished?)</p>'
+    findings = sorted((red.get("findings") or {}).items())
+    options = manifest.get("options") or {}
+    lines = [f"<p>{len(red.get('rules') or [])} rules; redaction "
+             f"{'on' if options.get('redact', True) else 'off'}; "
+             f"{red.get('entries_changed', 0):,} entries changed.</p>"]  # fmt: skip
+    if findings:
+        lines.append(
+            "<table><thead><tr><th>rule</th><th class='num'>findings</th></tr></thead><tbody>"
+            + _rows(findings)
+            + "</tbody></table>"
+        )
+    else:
+        lines.append('<p class="empty">no findings</p>')
+    return "".join(lines)
+
+
+def render(data: JSON) -> str:
+    """The page for ``report_data`` output."""
+    d = data["distributions"]
+    plots = [
+        histogram(d["outcome_score"], "Outcome score per trajectory"),
+        histogram(d["steps"], "Steps per trajectory", integer=True),
+        histogram(d["tokens"], "Tokens per trajectory (prompt + completion)", integer=True),
+        histogram(d["branching"], "Branches per fork", integer=True),
+        histogram(d["margin"], "Preference pair margin"),
+    ]
+    counts = list(data["counts"].items())
+    pairs = sorted(data["pairs"].items()) or [("none", "no preference pairs in this export")]
+    payload = json.dumps(
+        {"sessions": data["sessions"]}, ensure_ascii=False, separators=(",", ":")
+    ).replace("</", "<\\/")
+    m = data["manifest"]
+    sub = (
+        f"{data['sessions_count']:,} sessions · {data['counts'].get('trajectories', 0):,} "
+        f"trajectories · trajset {escape(str(m.get('version') or '?'))}"
+        f" · prefer {escape(', '.join(m.get('options', {}).get('prefer') or ['latest']))}"
+    )
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>trajset report: {escape(data["title"])}</title>
+<style>{_asset("page.css")}</style></head>
+<body><header><h1>{escape(data["title"])}</h1><p class="sub" id="summary">{sub}</p></header>
+<main>
+<section><h2>Tables</h2><div class="grid">
+<table id="counts"><thead><tr><th>table</th><th class="num">rows</th></tr></thead>
+<tbody>{_rows(counts, "table")}</tbody></table>
+<table id="pairs"><thead><tr><th>pairs (granularity/kind)</th><th class="num">count</th></tr></thead>
+<tbody>{_rows(pairs)}</tbody></table>
+<div><h3>Redaction</h3>{_redaction(m)}</div>
+</div></section>
+<section><h2>Distributions</h2><div class="grid">{"".join(plots)}</div></section>
+<section><h2>Sessions</h2>
+<div class="controls"><input id="search" type="search" placeholder="Search session id, leaf id or label">
+<button id="prev" type="button">Previous</button><button id="next" type="button">Next</button></div>
+<p class="meta" id="page-info"></p>
+<table><thead><tr><th>session</th><th>trajectories</th><th>forks</th><th>best score</th></tr></thead>
+<tbody id="session-rows"></tbody></table>
+<h2 id="tree-title"></h2>
+<div id="session-view" hidden>
+<div><p class="legend"><span><i class="src-user" style="background:#f59e0b"></i>user</span>
+<span><i style="background:#2563eb"></i>agent</span><span><i style="background:#7c3aed"></i>system</span>
+<span>green: preferred path · dashed: abandoned branch · ★ preferred leaf</span></p>
+<div id="tree"></div>
+<table><thead><tr><th>leaf</th><th>status</th><th>steps</th><th>score</th><th>label</th><th>ATIF</th></tr></thead>
+<tbody id="leaves"></tbody></table></div>
+<div id="detail"></div>
+</div></section></main>
+<footer>Made by trajset report. Every step is cut to a few hundred characters; the ATIF documents hold the full text.</footer>
+<script type="application/json" id="report-data">{payload}</script>
+<script>{_asset("page.js")}</script>
+</body></html>
+"""
+
+
+def write_report(folder: Path, out: Path) -> int:
+    """Write the report of the export in ``folder`` to ``out``; returns its size in bytes."""
+    page = render(report_data(folder)).encode()
+    atomic_write(out, page)
+    return len(page)
+
+
+__all__ = ["render", "report_data", "write_report"]

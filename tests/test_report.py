@@ -1,0 +1,108 @@
+"""``trajset report``: the page's content, its empty states, and the page in a real headless browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
+from trajset.pipeline.builder import SessionBuilder
+from trajset.pipeline.cli import app
+from trajset.pipeline.report import render, report_data
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+BROWSER_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "sample"
+    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
+    return out
+
+
+def _payload(page: str) -> dict:  # type: ignore[type-arg]
+    m = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S)
+    assert m
+    return dict(json.loads(m.group(1)))
+
+
+def test_the_report_holds_every_session_tree_and_its_preferred_leaves(sample: Path) -> None:
+    data = report_data(sample)
+    manifest = json.loads((sample / "manifest.json").read_text())
+    assert data["counts"]["trajectories"] == manifest["tables"]["trajectories"]["rows"]
+    trees = {s["id"]: s for s in data["sessions"]}
+    assert len(trees) == manifest["counts"]["sessions_exported"]
+    leaves = [lf for s in data["sessions"] for lf in s["leaves"]]
+    assert len(leaves) == manifest["counts"]["trajectories"]
+    assert all(lf["node"] >= 0 for lf in leaves)  # every trajectory ends on a drawn node
+    forked = [s for s in data["sessions"] if len(s["leaves"]) > 1]
+    assert forked and all(sum(lf["preferred"] for lf in s["leaves"]) == 1 for s in forked)
+    page = render(data)
+    assert "<script src" not in page and "http://" not in page.replace("http://www.w3.org", "")
+    assert len(_payload(page)["sessions"]) == len(trees)
+
+
+def test_empty_states_render_without_errors(tmp_path: Path) -> None:
+    b = SessionBuilder("only-one", hashes=False)
+    b.user("hi")
+    b.respond(text="hello", usage=(3, 2, 0))
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "s.jsonl").write_text(b.text())
+    run_export([tmp_path / "store"], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    result = CliRunner().invoke(
+        app, ["report", str(tmp_path / "out"), "--out", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "r.html").read_text()
+    assert page.count("no values in this export") == 3  # scores, branching, margins
+    assert "no preference pairs in this export" in page
+    (tmp_path / "bare").mkdir()
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "bare")])
+    assert result.exit_code == 2 and "no data/ folder" in result.output
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no Chromium here (.ci/run installs Debian's chromium)")
+def test_the_page_in_headless_chromium(sample: Path, tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
+    page_file = tmp_path / "report.html"
+    assert CliRunner().invoke(app, ["report", str(sample), "--out", str(page_file)]).exit_code == 0
+    manifest = json.loads((sample / "manifest.json").read_text())
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=BROWSER, args=BROWSER_FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(page_file.as_uri())
+        for table, facts in manifest["tables"].items():
+            cell = page.locator(f'#counts [data-table="{table}"]')
+            assert cell.inner_text() == f"{facts['rows']:,}"
+        rows = page.locator(".session-row")
+        assert rows.count() == manifest["counts"]["sessions_exported"]
+        page.fill("#search", "a002")  # the session with an edited prompt
+        assert rows.count() == 1
+        rows.first.click()
+        assert page.locator("#tree .node").count() >= 4
+        assert page.locator("#tree .edge.abandoned").count() >= 1
+        page.locator("#tree .node").first.click()
+        assert "write a regex for emails" in page.locator("#detail").inner_text()
+        shot = (
+            DOCS / "report.png"
+            if os.environ.get("TRAJSET_UPDATE_SCREENSHOT")
+            else tmp_path / "s.png"
+        )
+        page.screenshot(path=str(shot), full_page=True)
+        browser.close()
+    assert errors == []
+    assert shot.stat().st_size > 10_000
