@@ -10,8 +10,8 @@ For the corpus (``corpus.py``, seed 1) this measures, in one run:
 - the **floor**: orjson parse of every input line, orjson dump of every ATIF document
   written, and a pyarrow write of every table written (zstd, as the export writes them);
 - ``trajset export`` with 1 worker (default redaction, all outputs), with ``--no-redact``,
-  and with 2 workers, each in a fresh process (wall time and peak resident memory,
-  children included); the three alternate ``--repeat`` times and medians are reported,
+  and with 2 workers, each in a fresh process (wall time and peak resident memory: the
+  process's own high-water mark, and for 2 workers the largest worker's); the three alternate ``--repeat`` times and medians are reported,
   so machine load falls on all of them alike;
 - **efficiency** = floor / export time; **amplification** = (ATIF JSON bytes + the tables'
   uncompressed Arrow bytes) / input bytes, and the same on disk; input MB/s; the
@@ -54,8 +54,10 @@ store, out, redact, workers = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] 
 start = time.perf_counter()
 run = run_export([store], out, ExportOptions(redact=redact), RunOptions(workers=workers))
 seconds = time.perf_counter() - start
-peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-           resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+# VmHWM starts at exec (ru_maxrss would count the parent's pages from before it); workers
+# report through RUSAGE_CHILDREN, which counts them from their fork (an upper bound)
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
+peak = max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024, "bytes": run.bytes_read,
                   "stages": {k: round(v.seconds, 2) for k, v in run.stats.stages.items()}}))
 """
@@ -69,8 +71,25 @@ def export(store: Path, out: Path, redact: bool, workers: int) -> dict[str, Any]
     return dict(json.loads(text.strip().splitlines()[-1]))
 
 
+FLOOR = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from bench import floor_here
+print(floor_here(Path(sys.argv[1]), Path(sys.argv[2])))
+"""
+
+
 def floor(store: Path, out: Path) -> dict[str, float]:
-    """Seconds to parse every input line, dump every document and write every table."""
+    """The floor, measured in a fresh process (the documents and tables it loads would
+    otherwise sit in this process and in the memory of every export started after it)."""
+    args = [sys.executable, "-c", FLOOR, str(store), str(out), str(Path(__file__).parent)]
+    text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    return dict(json.loads(text.strip().splitlines()[-1]))
+
+
+def floor_here(store: Path, out: Path) -> str:
+    """Seconds to parse every input line, dump every document and write every table (JSON)."""
     start = time.perf_counter()
     for path in sorted(store.rglob("*.jsonl")):
         with path.open("rb") as fh:
@@ -88,7 +107,7 @@ def floor(store: Path, out: Path) -> dict[str, float]:
     for t in tables:
         pq.write_table(t, pa.BufferOutputStream(), compression="zstd", write_page_index=True)
     write = time.perf_counter() - start
-    return {"parse": parse, "dump": dump, "write": write, "total": parse + dump + write}
+    return json.dumps({"parse": parse, "dump": dump, "write": write, "total": parse + dump + write})
 
 
 def output_bytes(out: Path) -> dict[str, int]:
