@@ -12,10 +12,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-
-import pyarrow as pa
 
 from . import __version__
 from .errors import OutputError
@@ -34,7 +33,7 @@ from .outputs.markers import (
     read_marker,
     write_marker,
 )
-from .outputs.parquet import assemble, read_part, to_table, write_single
+from .outputs.parquet import assemble, to_table, write_single
 from .outputs.tables_info import table_facts
 from .results import RunResult, UnitResult
 from .stages import RunContext, UnitJob
@@ -115,8 +114,8 @@ def assemble_outputs(out: Path, result: RunResult) -> dict[str, JSON]:
         for name in CONFIGS:
             shards = assemble(out, name, [part_path(out, r.unit, name) for r in result.units])
             facts[name] = table_facts(out, shards)
-        errors = [read_part(part_path(out, r.unit, "errors")) for r in result.units]
-        write_single(out / "errors.parquet", pa.concat_tables([to_table("errors", []), *errors]))
+        errors = [asdict(e) for r in result.units for e in r.errors]
+        write_single(out / "errors.parquet", to_table("errors", errors))
     return facts
 
 

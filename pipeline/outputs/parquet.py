@@ -86,7 +86,11 @@ def _row_groups(tables: Iterable[pa.Table]) -> Iterable[pa.Table]:
 
 
 def _rows_bytes(path: Path) -> int:
-    with pa.OSFile(str(path)) as f:
+    """The part's in-memory size, read through a mapping (no copy) closed at once; 0 when the
+    unit has no rows of this table (no part)."""
+    if not path.exists():
+        return 0
+    with pa.memory_map(str(path)) as f:
         return int(pa.ipc.open_file(f).read_all().nbytes)
 
 
@@ -110,7 +114,7 @@ def assemble(out: Path, name: str, parts: list[Path]) -> list[Path]:
     for i, shard_parts in enumerate(shards):
         path = folder / f"train-{i:05d}-of-{len(shards):05d}.parquet"
         with atomic_path(path) as tmp, pq.ParquetWriter(str(tmp), schema, **WRITE_OPTIONS) as w:
-            tables = (read_part(p) for p in shard_parts)
+            tables = (read_part(p) for p in shard_parts if p.exists())
             empty = True
             for group in _row_groups(tables):
                 w.write_table(group.cast(schema), row_group_size=max(1, group.num_rows))

@@ -1,8 +1,8 @@
-"""A unit's share of every table as Arrow IPC parts, with its error rows and placeholder audit."""
+"""A unit's share of every table as Arrow IPC parts (none for a table it has no rows of),
+with its error rows redacted (they travel in its result and marker) and its placeholder audit."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 from trajset.redactors import Redactor
@@ -29,9 +29,11 @@ def write_parts(out: Path, r: Redactor, rows: dict[str, list[Row]], result: Unit
             for e in result.errors
         ]
     for name in TABLES:
-        write_part(part_path(out, result.unit, name), to_table(name, rows[name]))
+        path = part_path(out, result.unit, name)
+        if rows[name]:
+            write_part(path, to_table(name, rows[name]))
+        else:  # no part for no rows (most units have no pairs); a stale one must not stay
+            path.unlink(missing_ok=True)
         if r.active:
             for rule, n in rows_placeholders(rows[name]).items():
                 result.stats.counts[f"redacted/{name}/{rule}"] += n
-    errors = to_table("errors", [asdict(e) for e in result.errors])
-    write_part(part_path(out, result.unit, "errors"), errors)
