@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from .anchored import Anchor
 from .prefilter import any_of
 
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:([a-z0-9_]+):(\d+)\]")
@@ -72,13 +73,21 @@ class Rule:
     accept: Callable[[re.Match[str]], bool] | None = None
     opt_in: bool = False
     description: str = ""
+    #: where matches start, when the pattern is tried only there (``anchored.py``)
+    anchor: Anchor | None = None
     _triggered: Callable[[str], bool] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_triggered", any_of([self.trigger]))
 
+    def finditer(self, pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+        """``pattern.finditer(text)``, tried only next to the anchor when the rule has one."""
+        if self.anchor is None:
+            return pattern.finditer(text)
+        return self.anchor.finditer(pattern, text)
+
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
-        for m in self.pattern.finditer(text):
+        for m in self.finditer(self.pattern, text):
             if self.accept is not None and not self.accept(m):
                 continue
             start, end = m.span(self.group)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .anchored import NOWHERE, Anchor
 from .base import Rule, entropy
-from .passwords import NOT_SECRET
+from .passwords import NAME_ANCHOR, NOT_SECRET
 
 _B = r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9+/_\\-]))"  # token start: not inside a longer token or base64 run
 _E = r"(?![A-Za-z0-9+/_=-])"  # token end
@@ -82,7 +83,12 @@ RULES: list[Rule] = [
     ),
     _token("stripe_key_v1", r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", "_live_|_test_"),
     _token("anthropic_key_v1", r"sk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{20,}", "sk-ant-"),
-    _token("openai_key_v1", r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", "sk-"),
+    Rule(
+        "openai_key_v1",
+        re.compile(_B + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}" + _E),
+        "sk-",
+        anchor=Anchor("sk-", NOWHERE),  # a key starts at its prefix
+    ),
     _token("huggingface_token_v1", r"hf_[A-Za-z0-9]{30,}", "hf_"),
     _token("npm_token_v1", r"npm_[A-Za-z0-9]{36}", "npm_"),
     _token("pypi_token_v1", r"pypi-AgE[A-Za-z0-9_-]{50,}", "pypi-"),
@@ -120,5 +126,6 @@ RULES: list[Rule] = [
         group=1,
         accept=_credential_value,
         description="password=/secret:/token= style assignments and .env lines with a high-entropy value",
+        anchor=NAME_ANCHOR,
     ),
 ]

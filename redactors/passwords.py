@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .anchored import Anchor
 from .base import Rule
 
 _NAME = (
@@ -58,6 +59,8 @@ _BARE_NAMES = ("pass", "pwd")  # alone, only as ``pass=x`` (``2 pass: 10 fail`` 
 
 
 _MEMBER = re.compile(_NAME + r"$")
+#: every finding starts in a run of name characters holding one of these keywords
+NAME_ANCHOR = Anchor(r"(?i:pass|pwd|secret|token|key)", r"(?i:[a-z0-9_.-])")
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ class PasswordRule(Rule):
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         found = []
         for pattern in (ASSIGNMENT, FLAG):
-            for m in pattern.finditer(text):
+            for m in self.finditer(pattern, text):
                 group = "quoted" if m.group("quoted") is not None else "bare"
                 value = m.group(group)
                 if NOT_SECRET.match(value) or _variable(value, m.group("name")):
@@ -104,5 +107,6 @@ RULES: list[Rule] = [
         r"(?i:pass|pwd|secret|token|key)[a-zA-Z]*\\?[\"']?\s*[:=]|--(?i:pass|pwd|secret|token|key)",
         description="values assigned to password-like names (password=, DB_PASS=, --password x), "
         "whatever their entropy",
+        anchor=NAME_ANCHOR,
     )
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from .anchored import Anchor
 from .base import Rule
 
 
@@ -24,6 +25,7 @@ RULES: list[Rule] = [
             r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![A-Za-z0-9-])"
         ),
         "@",
+        anchor=Anchor("@", r"[A-Za-z0-9._%+-]"),  # the local part runs up to the @
     ),
     Rule(
         "ipv4_v1",

@@ -20,7 +20,7 @@ checks the widening against ``re`` over every code point and random text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import re2
@@ -102,6 +102,20 @@ def _re2(pattern: str) -> Any:
         return re2.compile(wide)
     except re2.error:
         return None
+
+
+def hits_of(pattern: str) -> Callable[[str], Iterator[tuple[int, int]]]:
+    """A function giving the spans of ``pattern`` in a string, left to right without
+    overlaps; RE2 reads the widened pattern, so every place ``re`` would find lies in a
+    span or in a run of characters touching one (how ``anchored.py`` uses them)."""
+    fast = _re2(pattern)
+    engine = fast if fast is not None else re.compile(pattern)
+
+    def hits(text: str) -> Iterator[tuple[int, int]]:
+        for m in engine.finditer(text):
+            yield m.span()
+
+    return hits
 
 
 def any_of(triggers: Sequence[str]) -> Callable[[str], bool]:

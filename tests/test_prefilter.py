@@ -10,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trajset.pipeline import ExportOptions
+from trajset.redactors.base import Rule
+from trajset.redactors.passwords import ASSIGNMENT, FLAG
 from trajset.redactors.prefilter import any_of, widen
 
 TRIGGERS = [r.trigger for r in ExportOptions(redact=("all",)).redactor([]).rules if r.trigger]
@@ -52,3 +54,65 @@ def test_the_pre_check_fires_wherever_re_finds_a_trigger(text: str) -> None:
         if re.search(trigger, text):
             assert hit(text), (trigger, text)
             assert any_of([trigger])(text), (trigger, text)
+
+
+ANCHORED = [
+    (rule.name, pattern, rule.anchor)
+    for rule in ExportOptions(redact=("all",)).redactor([]).rules
+    if isinstance(rule, Rule) and rule.anchor is not None
+    for pattern in ((ASSIGNMENT, FLAG) if rule.name.startswith("password") else (rule.pattern,))
+]
+_ANCHOR_PIECES = st.sampled_from(
+    ["pass", "PASSWORD", "db_", "Pwd", "secret", "_TOKEN", "api-key", "KEY", "K", "ſ", "İ",
+     "ı", "--", "-", ".", "_", "=", ":", " ", "\n", "\\n", "\\", '"', "'", "\\\"", "x",
+     "abc123XYZ", "s3cr3tV4lue!", "sk-", "proj-", "ant-", "A" * 24, "@", "bob", ".com",
+     "example", "9", "(", "[", "%", "+", "é"]
+)  # fmt: skip
+
+
+def test_every_anchored_rule_is_tested() -> None:
+    names = {name for name, _, _ in ANCHORED}
+    assert names == {
+        "credential_assignment_v2", "password_assignment_v1", "openai_key_v1", "email_v1",
+    }  # fmt: skip
+
+
+_NAME_CHARS = "abzABZ09_.-KſİıÉ"
+_KEYWORD = st.sampled_from(
+    ["pass", "pwd", "secret", "token", "key", "password", "api_key"]
+).flatmap(
+    lambda k: st.lists(st.booleans(), min_size=len(k), max_size=len(k)).map(
+        lambda up: "".join(c.upper() if u else c for c, u in zip(k, up, strict=True))
+    )
+)
+_ASSIGNMENT_TEXT = st.tuples(
+    st.sampled_from(["", "--", "\\n", " ", '"']),
+    st.text(_NAME_CHARS, max_size=6),
+    _KEYWORD,
+    st.text(_NAME_CHARS, max_size=4),
+    st.sampled_from(["", '"', "'", '\\"']),
+    st.sampled_from(["", " ", "\n", "\u00a0"]),
+    st.sampled_from(["=", ":", " ", "::"]),
+    st.sampled_from(["", " ", '"']),
+    st.text("aZ09!$#/+=-_.%é", min_size=0, max_size=20),
+).map("".join)
+_EMAIL_TEXT = st.tuples(
+    st.text("aZ09._%+-\\", min_size=1, max_size=8), st.just("@"),
+    st.text("aZ09-.", min_size=1, max_size=8), st.sampled_from([".com", ".io", ".x", ""]),
+).map("".join)  # fmt: skip
+_KEY_TEXT = st.tuples(
+    st.sampled_from(["", "x", "-", "_"]), st.just("sk-"),
+    st.sampled_from(["", "proj-", "ant-"]), st.text("aZ09_-", min_size=15, max_size=30),
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(st.one_of(_ANCHOR_PIECES, _ASSIGNMENT_TEXT, _EMAIL_TEXT, _KEY_TEXT), max_size=8).map(
+        "".join
+    )
+)
+def test_anchored_search_finds_exactly_what_finditer_finds(text: str) -> None:
+    for name, pattern, anchor in ANCHORED:
+        expected = [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in anchor.finditer(pattern, text)] == expected, (name, text)

@@ -1,0 +1,63 @@
+"""``finditer`` of a pattern, tried only where a match can start: next to its anchor.
+
+The assignment rules (``credential_assignment_v2``, ``password_assignment_v1``)
+name a secret: every match starts inside one run of name characters
+(``[a-z0-9_.-]`` under ``(?i)``) that holds a keyword such as ``pass`` or
+``token``.  ``re`` tries such a pattern at every position of a string, which
+made them most of the redaction time on long tool outputs.  Here RE2 finds the
+keywords (``prefilter.hits_of``, never fewer than ``re`` would), each run
+around a keyword is widened with ``re``'s own character class, and the pattern
+is tried with ``re`` at every position of those runs, in order, continuing
+after each match exactly as ``finditer`` does.  A position outside every such
+run cannot start a match, so the matches are ``finditer``'s, one for one
+(``tests/test_prefilter.py`` compares them on random text).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from .prefilter import hits_of
+
+NOWHERE = r"(?!)"  # a run class no character is in: matches start inside the keyword itself
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Where matches start: in a run of ``run`` characters holding a hit of ``keyword``."""
+
+    keyword: str
+    run: str
+    _hits: Callable[[str], Iterator[tuple[int, int]]] = field(init=False, repr=False)
+    _run: re.Pattern[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hits", hits_of(self.keyword))
+        object.__setattr__(self, "_run", re.compile(self.run))
+
+    def starts(self, text: str) -> Iterator[int]:
+        """Every position where a match may start, ascending, each once."""
+        done = 0
+        for a, b in self._hits(text):
+            if b <= done:
+                continue
+            left, right = max(a, done), b
+            while left > done and self._run.match(text, left - 1):
+                left -= 1
+            while right < len(text) and self._run.match(text, right):
+                right += 1
+            yield from range(left, right)
+            done = right
+
+    def finditer(self, pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+        """``pattern.finditer(text)`` for a pattern whose matches start as described."""
+        pos = 0
+        for s in self.starts(text):
+            if s < pos:
+                continue
+            m = pattern.match(text, s)
+            if m is not None:
+                yield m
+                pos = m.end() if m.end() > s else s + 1
