@@ -97,6 +97,10 @@ class Rule:
     def apply(self, text: str, placeholders: Placeholders) -> str:
         if not self._triggered(text):
             return text
+        return self.apply_fired(text, placeholders)
+
+    def apply_fired(self, text: str, placeholders: Placeholders) -> str:
+        """``apply`` for a string already known to hold the trigger."""
         spans = list(self.spans(text))
         if not spans:
             return text

@@ -27,7 +27,7 @@ from . import structure
 from .base import Placeholders
 from .environment import strip_environment, strip_environment_doc
 from .no_passthrough import strip_raw_items
-from .prefilter import any_of
+from .prefilter import TriggerSet
 
 JSON = Any
 NONE: frozenset[str] = frozenset()
@@ -108,15 +108,19 @@ class Redactor:
         #: rules that also judge a value by the name of the member holding it
         self.member_rules = [cast(MemberRule, r) for r in self.rules if hasattr(r, "secret_member")]
         self._member_names: dict[str, list[MemberRule]] = {}  # name -> the rules that judge it
-        triggers = [r.trigger for r in self.rules]
-        self._any = any_of(triggers) if triggers and all(triggers) else None
+        self._triggers = TriggerSet([r.trigger for r in self.rules])
+        #: each rule's apply for a string that holds its trigger
+        self._apply = [getattr(r, "apply_fired", r.apply) for r in self.rules]
 
     @property
     def active(self) -> bool:
         return bool(self.rules) or self.environment or self.no_passthrough
 
     def text(self, value: str, placeholders: Placeholders) -> str:
-        if len(value) < self.min_length or (self._any is not None and not self._any(value)):
+        if len(value) < self.min_length:
+            return value
+        fired = self._triggers.which(value)
+        if not fired:
             return value
         head = value.lstrip()[:1]
         if head in ("{", "[") and len(value) > 1:
@@ -127,8 +131,12 @@ class Redactor:
             if isinstance(decoded, dict | list):
                 redacted = self.value(decoded, placeholders, data=True)
                 return value if redacted is decoded else _reencode(value, decoded, redacted)
-        for rule in self.rules:
-            value = rule.apply(value, placeholders)
+        for i, apply in enumerate(self._apply):
+            if i in fired:
+                new = apply(value, placeholders)
+                if new is not value:  # the rules after it judge the text as it now is
+                    value = new
+                    fired = self._triggers.which(value)
         return value
 
     def value(

@@ -118,6 +118,32 @@ def hits_of(pattern: str) -> Callable[[str], Iterator[tuple[int, int]]]:
     return hits
 
 
+class TriggerSet:
+    """Which of several triggers may occur in a string, in one RE2 pass (``re2.Set``) for
+    those RE2 reads and one ``re`` search each for the others; "" is always there."""
+
+    def __init__(self, triggers: Sequence[str]) -> None:
+        self.always = [i for i, t in enumerate(triggers) if not t]
+        self.slow: list[tuple[int, re.Pattern[str]]] = []
+        self._set: Any = re2.Set.SearchSet()
+        self._index: list[int] = []  # position in the RE2 set -> trigger index
+        for i, t in enumerate(triggers):
+            wide = widen(t) if t else None
+            if t and wide is not None and _re2(t) is not None:
+                self._set.Add(wide)
+                self._index.append(i)
+            elif t:
+                self.slow.append((i, re.compile(t)))
+        self._set.Compile()
+
+    def which(self, text: str) -> set[int]:
+        found = set(self.always)
+        if self._index:
+            found.update(self._index[k] for k in self._set.Match(text) or ())
+        found.update(i for i, p in self.slow if p.search(text) is not None)
+        return found
+
+
 def any_of(triggers: Sequence[str]) -> Callable[[str], bool]:
     """A function telling whether any of ``triggers`` (``re`` patterns) may occur in a string."""
     fast = [t for t in triggers if _re2(t) is not None]
