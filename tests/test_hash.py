@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+import rfc8785
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trajset.pipeline import read_session, request_hash
-from trajset.pipeline.jsonio import canonical
+from trajset.pipeline.jsonio import as_doubles, canonical
 from trajset.pipeline.tree.context import verify_response
 
 from .conftest import session_file
@@ -66,3 +69,20 @@ def test_keys_sort_by_utf16_code_units() -> None:
 
 def test_strings_escape_only_what_jcs_requires() -> None:
     assert canonical("<b>&</b> \u2028 é\x01\t") == '"<b>&</b> \u2028 é\\u0001\\t"'.encode()
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([0.0, -0.0, 1e21, 1e-7, 2.0**53, 2.0**53 + 2, 123.456, 5.0])
+    | st.text(),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=6) | st.sampled_from(["a", "B", "\ue000", "😀"]), children, max_size=4),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(_JSON_VALUES)
+def test_the_fast_canonical_path_writes_rfc8785s_bytes(value: object) -> None:
+    assert canonical(value) == rfc8785.dumps(as_doubles(value))
