@@ -117,6 +117,15 @@ def output_bytes(out: Path) -> dict[str, int]:
     return {"atif": atif, "parquet": parquet, "arrow": arrow}
 
 
+def _relative(arg: str) -> str:
+    """An argument as written from the repository root (no path of this machine)."""
+    root = Path(__file__).resolve().parents[1]
+    path = Path(arg)
+    if path.is_absolute() and path.resolve().is_relative_to(root):
+        return path.resolve().relative_to(root).as_posix()
+    return arg
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -166,7 +175,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             shutil.rmtree(s)
     return {
         "machine": machine(),
-        "command": " ".join(["python benchmarks/bench.py", *sys.argv[1:]]),
+        "command": " ".join(["python benchmarks/bench.py", *map(_relative, sys.argv[1:])]),
         "corpus": {
             "sessions": args.sessions,
             "tool_output_kb": args.tool_output_kb,
