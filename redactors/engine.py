@@ -103,8 +103,8 @@ class Redactor:
         self.environment = environment
         self.no_passthrough = no_passthrough
         self.min_length = min_length
-        # One search decides whether any rule can fire; most strings stop there (prefilter.py).
-        # (Collecting which triggers fired with finditer measured twice as slow.)
+        # One RE2 set match tells which rules' triggers occur (prefilter.TriggerSet); most
+        # strings hold none and stop there.
         #: rules that also judge a value by the name of the member holding it
         self.member_rules = [cast(MemberRule, r) for r in self.rules if hasattr(r, "secret_member")]
         self._member_names: dict[str, list[MemberRule]] = {}  # name -> the rules that judge it
