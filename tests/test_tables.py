@@ -22,6 +22,7 @@ from trajset.pipeline import (
     sample_store,
 )
 from trajset.pipeline.cli import app
+from trajset.pipeline.outputs import parquet
 from trajset.pipeline.tables import CONFIGS, SCHEMAS, preferences
 from trajset.pipeline.tables.messages import step_messages
 
@@ -244,3 +245,21 @@ def test_deterministic_dispatch_steps_are_not_trainable() -> None:
         step_messages({**step, "llm_call_count": 1, "is_copied_context": True})[0]["trainable"]
         is False
     )
+
+
+def test_shards_split_at_the_byte_cap_and_small_tables_stay_one_shard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1, keep_state=True))
+    parts = sorted((out / ".trajset" / "parts" / "steps").glob("*.arrow"))
+    assert len(parquet._shards(parts)) == 1
+    rows = pq.read_table(out / "data" / "steps").num_rows
+    monkeypatch.setattr(parquet, "MAX_SHARD_BYTES", 4000)  # below the parts' total: split
+    shards = parquet._shards(parts)
+    assert len(shards) > 1 and [p for s in shards for p in s] == parts
+    written = parquet.assemble(tmp_path / "again", "steps", parts)
+    assert len(written) == len(shards)
+    assert sum(pq.read_metadata(p).num_rows for p in written) == rows
+    for shard in shards:  # each shard's rows stay within the cap, or it holds one part
+        assert len(shard) == 1 or sum(parquet._rows_bytes(p) for p in shard) <= 4000

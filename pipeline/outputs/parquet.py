@@ -94,18 +94,28 @@ def _rows_bytes(path: Path) -> int:
         return int(pa.ipc.open_file(f).read_all().nbytes)
 
 
-def assemble(out: Path, name: str, parts: list[Path]) -> list[Path]:
-    """Stream the parts (in the given order) into ``out/data/<name>/`` shards."""
-    schema = SCHEMAS[name]
-    sizes = [_rows_bytes(p) for p in parts]
+def _shards(parts: list[Path]) -> list[list[Path]]:
+    """The parts, in order, grouped into shards of at most ``MAX_SHARD_BYTES`` of rows."""
+    if sum(p.stat().st_size for p in parts if p.exists()) <= MAX_SHARD_BYTES:
+        # a part's rows take no more memory than its file holds, so they fit one shard
+        # without reading every part for its size (most of assembling many small units)
+        return [list(parts)]
     shards: list[list[Path]] = [[]]
     acc = 0
-    for p, s in zip(parts, sizes, strict=True):
+    for p in parts:
+        s = _rows_bytes(p)
         if shards[-1] and acc + s > MAX_SHARD_BYTES:
             shards.append([])
             acc = 0
         shards[-1].append(p)
         acc += s
+    return shards
+
+
+def assemble(out: Path, name: str, parts: list[Path]) -> list[Path]:
+    """Stream the parts (in the given order) into ``out/data/<name>/`` shards."""
+    schema = SCHEMAS[name]
+    shards = _shards(parts)
     folder = out / "data" / name
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.glob("*.parquet"):
