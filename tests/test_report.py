@@ -106,3 +106,35 @@ def test_the_page_in_headless_chromium(sample: Path, tmp_path: Path) -> None:
         browser.close()
     assert errors == []
     assert shot.stat().st_size > 10_000
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no Chromium here (.ci/run installs Debian's chromium)")
+def test_a_one_session_export_without_outcomes_or_pairs_renders_in_chromium(
+    tmp_path: Path,
+) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
+    b = SessionBuilder("lonely", hashes=False)
+    b.user("hi")
+    b.respond(text="hello", usage=(3, 2, 0))
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "s.jsonl").write_text(b.text())
+    run_export([tmp_path / "store"], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    page_file = tmp_path / "r.html"
+    assert (
+        CliRunner()
+        .invoke(app, ["report", str(tmp_path / "out"), "--out", str(page_file)])
+        .exit_code
+        == 0
+    )
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=BROWSER, args=BROWSER_FLAGS)
+        page = browser.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(page_file.as_uri())
+        assert page.locator("#tree-title").inner_text() == "Session lonely"  # opened by itself
+        assert page.locator("#tree .node").count() == 2
+        assert page.locator("text=no values in this export").count() == 3
+        browser.close()
+    assert errors == []
