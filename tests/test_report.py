@@ -53,16 +53,20 @@ def test_the_report_holds_every_session_tree_and_its_preferred_leaves(sample: Pa
     assert len(_payload(page)["sessions"]) == len(trees)
 
 
-def test_empty_states_render_without_errors(tmp_path: Path) -> None:
-    b = SessionBuilder("only-one", hashes=False)
+def _one_session_export(root: Path, session_id: str) -> Path:
+    """An export of one session with no outcomes and no pairs: every empty state at once."""
+    b = SessionBuilder(session_id, hashes=False)
     b.user("hi")
     b.respond(text="hello", usage=(3, 2, 0))
-    (tmp_path / "store").mkdir()
-    (tmp_path / "store" / "s.jsonl").write_text(b.text())
-    run_export([tmp_path / "store"], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
-    result = CliRunner().invoke(
-        app, ["report", str(tmp_path / "out"), "--out", str(tmp_path / "r.html")]
-    )
+    (root / "store").mkdir()
+    (root / "store" / "s.jsonl").write_text(b.text())
+    run_export([root / "store"], root / "out", ExportOptions(), RunOptions(workers=1))
+    return root / "out"
+
+
+def test_empty_states_render_without_errors(tmp_path: Path) -> None:
+    out = _one_session_export(tmp_path, "only-one")
+    result = CliRunner().invoke(app, ["report", str(out), "--out", str(tmp_path / "r.html")])
     assert result.exit_code == 0, result.output
     page = (tmp_path / "r.html").read_text()
     assert page.count("no values in this export") == 3  # scores, branching, margins
@@ -113,19 +117,9 @@ def test_a_one_session_export_without_outcomes_or_pairs_renders_in_chromium(
     tmp_path: Path,
 ) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
-    b = SessionBuilder("lonely", hashes=False)
-    b.user("hi")
-    b.respond(text="hello", usage=(3, 2, 0))
-    (tmp_path / "store").mkdir()
-    (tmp_path / "store" / "s.jsonl").write_text(b.text())
-    run_export([tmp_path / "store"], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    out = _one_session_export(tmp_path, "lonely")
     page_file = tmp_path / "r.html"
-    assert (
-        CliRunner()
-        .invoke(app, ["report", str(tmp_path / "out"), "--out", str(page_file)])
-        .exit_code
-        == 0
-    )
+    assert CliRunner().invoke(app, ["report", str(out), "--out", str(page_file)]).exit_code == 0
     errors: list[str] = []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=BROWSER, args=BROWSER_FLAGS)
