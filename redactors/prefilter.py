@@ -146,14 +146,5 @@ class TriggerSet:
 
 def any_of(triggers: Sequence[str]) -> Callable[[str], bool]:
     """A function telling whether any of ``triggers`` (``re`` patterns) may occur in a string."""
-    fast = [t for t in triggers if _re2(t) is not None]
-    slow = [t for t in triggers if t not in fast]
-    fast_re = _re2("|".join(f"(?:{t})" for t in fast)) if fast else None
-    slow_re = re.compile("|".join(f"(?:{t})" for t in slow)) if slow else None
-
-    def hit(text: str) -> bool:
-        return (fast_re is not None and fast_re.search(text) is not None) or (
-            slow_re is not None and slow_re.search(text) is not None
-        )
-
-    return hit
+    found = TriggerSet(triggers).which
+    return lambda text: bool(found(text))
