@@ -41,6 +41,7 @@ def test_the_report_holds_every_session_tree_and_its_preferred_leaves(sample: Pa
     data = report_data(sample)
     manifest = json.loads((sample / "manifest.json").read_text())
     assert data["counts"]["trajectories"] == manifest["tables"]["trajectories"]["rows"]
+    assert data["counts"]["errors"] == manifest["errors"] == 1  # errors.parquet, not data/
     trees = {s["id"]: s for s in data["sessions"]}
     assert len(trees) == manifest["counts"]["sessions_exported"]
     leaves = [lf for s in data["sessions"] for lf in s["leaves"]]

@@ -45,6 +45,16 @@ def read_table(folder: Path, name: str, columns: list[str] | None = None) -> pa.
     return pa.concat_tables([pq.read_table(s, columns=columns).cast(schema) for s in shards])
 
 
+def row_count(folder: Path, name: str) -> int:
+    """Rows of table ``name`` from the Parquet footers (``errors`` is ``errors.parquet``)."""
+    files = (
+        [folder / "errors.parquet"]
+        if name == "errors"
+        else sorted((folder / "data" / name).glob("*.parquet"))
+    )
+    return sum(pq.read_metadata(f).num_rows for f in files if f.exists())
+
+
 def _cut(text: str | None, n: int = SNIPPET) -> str:
     if not text:
         return ""
@@ -152,7 +162,7 @@ def report_data(folder: Path) -> JSON:
     outcomes = read_table(folder, "outcomes", ["kind", "score"])
     trees = session_trees(trajectories, steps)
     traj = trajectories.to_pylist()
-    counts = {name: read_table(folder, name, [SCHEMAS[name].names[0]]).num_rows for name in SCHEMAS}
+    counts = {name: row_count(folder, name) for name in SCHEMAS}
     prefs = preferences.to_pylist()
     return {
         "title": folder.resolve().name,
