@@ -1,9 +1,10 @@
 """The export run (DESIGN §2): discover units, run the chain on each through an executor, assemble.
 
 ``run_export`` lists the units, prepares the output folder, hands
-``UnitJob`` to the executor, writes each unit's completion marker as its
-result arrives (in unit order), then assembles the Parquet shards,
-``errors.parquet``, the manifest and the dataset card.  ``--mode resume``
+``UnitJob`` to the executor and, as each result arrives (in unit order),
+writes the unit's completion marker and streams its parts into the Parquet
+shards; then it closes the shards and writes ``errors.parquet``, the
+manifest and the dataset card.  ``--mode resume``
 takes the results of units that already have a marker.
 """
 
@@ -29,17 +30,16 @@ from .outputs.markers import (
     check_resumable,
     drop_state,
     marker_path,
-    part_path,
     read_marker,
     write_marker,
 )
-from .outputs.parquet import assemble, to_table, write_single
+from .outputs.parquet import to_table, write_single
+from .outputs.parts import Assembly
 from .outputs.tables_info import table_facts
 from .results import RunResult, UnitResult
 from .stages import RunContext, UnitJob
 from .stats import Stats
 from .stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
-from .tables import CONFIGS
 from .tables.where import compile_where
 
 JSON = Any
@@ -47,28 +47,40 @@ Progress = Callable[[int, int], None]
 
 
 def run_units(
-    ctx: RunContext, units: Sequence[Unit], run: RunOptions, progress: Progress | None = None
+    ctx: RunContext,
+    units: Sequence[Unit],
+    run: RunOptions,
+    progress: Progress | None = None,
+    assembly: Assembly | None = None,
 ) -> RunResult:
     """Every unit's result in unit order; finished units of a resumed run are not run again.
 
-    Each result's stats are merged as it arrives and then dropped with its document names
-    (both are in its marker), so the results kept for the manifest stay small."""
+    Each result's parts go to ``assembly`` as it arrives; its stats are merged and then
+    dropped with its document names (both are in its marker), so the results kept for
+    the manifest stay small."""
     start = time.perf_counter()
     stats = Stats()
     done: dict[int, UnitResult] = {}
     if run.mode == Mode.resume:
         done = resumable(ctx.out, units)
     reused = len(done)
-    for r in done.values():
-        _keep_for_manifest(r, stats)
-    todo = [i for i in range(len(units)) if i not in done]
-    executor = make_executor(run)
-    for i, result in zip(todo, executor.map(UnitJob(ctx), [units[i] for i in todo]), strict=True):
-        write_marker(ctx.out, result)
-        done[i] = _keep_for_manifest(result, stats)
-        if progress:
-            progress(len(done), len(units))
-    results = [done[i] for i in range(len(units))]
+    todo = [units[i] for i in range(len(units)) if i not in done]
+    fresh = make_executor(run).map(UnitJob(ctx), todo)
+    results, finished = [], reused
+    for i in range(len(units)):
+        result = done.get(i)
+        if result is None:
+            result = next(fresh)
+            write_marker(ctx.out, result)
+            finished += 1
+            if progress:
+                progress(finished, len(units))
+        if assembly is not None:
+            with stats.timed("assemble"):
+                assembly.add(result)
+        results.append(_keep_for_manifest(result, stats))
+    for _ in fresh:  # run the executor to its end (a pool shuts down there)
+        raise RuntimeError("the executor returned more results than it was given units")
     stats.counts["units"] = len(units)
     stats.counts["units_reused"] = reused
     seconds = time.perf_counter() - start
@@ -106,14 +118,11 @@ def resumable(out: Path, units: Sequence[Unit]) -> dict[int, UnitResult]:
     return done
 
 
-def assemble_outputs(out: Path, result: RunResult) -> dict[str, JSON]:
-    """Parquet shards of every table and ``errors.parquet``, from the parts in unit order;
-    returns each table's facts (rows, shard sizes and checksums)."""
-    facts: dict[str, JSON] = {}
+def assemble_outputs(out: Path, result: RunResult, assembly: Assembly) -> dict[str, JSON]:
+    """The shards closed and ``errors.parquet`` written; returns each table's facts (rows,
+    shard sizes and checksums)."""
     with result.stats.timed("assemble"):
-        for name in CONFIGS:
-            shards = assemble(out, name, [part_path(out, r.unit, name) for r in result.units])
-            facts[name] = table_facts(out, shards)
+        facts = {name: table_facts(out, shards) for name, shards in assembly.finish().items()}
         errors = [asdict(e) for r in result.units for e in r.errors]
         write_single(out / "errors.parquet", to_table("errors", errors))
     return facts
@@ -145,10 +154,11 @@ def run_export(
         ctx = RunContext(
             target, options, run.secrets, SessionIndex.of(units), world_size=run.workers
         )
-        result = run_units(ctx, units, run, progress)
+        assembly = Assembly(target)
+        result = run_units(ctx, units, run, progress, assembly)
         result.skipped = skipped_paths(stores, units)
         result.stats.counts["paths_skipped"] = len(result.skipped)
-        facts = assemble_outputs(target, result)
+        facts = assemble_outputs(target, result, assembly)
         manifest = write_manifest(target, options, result, version, redactor, facts)
         atomic_write(target / "README.md", card(manifest, options.license).encode())
         if not run.keep_state:

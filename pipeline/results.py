@@ -23,6 +23,9 @@ class UnitResult:
     stats: Stats = field(default_factory=Stats)
     bytes_read: int = 0
     fingerprint: str = ""
+    #: (rows, in-memory bytes) of each table's part, for tables the unit has rows of;
+    #: None for a marker written before parts were described (the parts are read instead)
+    parts: dict[str, tuple[int, int]] | None = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -33,6 +36,7 @@ class UnitResult:
             "stats": self.stats.to_json(),
             "bytes_read": self.bytes_read,
             "fingerprint": self.fingerprint,
+            "parts": self.parts,
         }
 
     @classmethod
@@ -46,6 +50,7 @@ class UnitResult:
             Stats.from_json(d["stats"]),
             d["bytes_read"],
             d["fingerprint"],
+            {k: (v[0], v[1]) for k, v in d["parts"].items()} if "parts" in d else None,
         )
 
 

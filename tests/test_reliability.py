@@ -158,9 +158,9 @@ def test_overwrite_keeps_the_old_export_whole_until_the_new_one_replaces_it(
     seen: list[bool] = []
     assemble = export.assemble_outputs
 
-    def watch(target: Path, result: Any) -> Any:  # mid-run: what a reader of ``out`` sees
+    def watch(target: Path, *args: Any) -> Any:  # mid-run: what a reader of ``out`` sees
         seen.append(_data(out) == old and (out / "manifest.json").exists())
-        return assemble(target, result)
+        return assemble(target, *args)
 
     monkeypatch.setattr(export, "assemble_outputs", watch)
     options = ExportOptions(where="outcome_pass")  # a different export, so the bytes change

@@ -253,13 +253,23 @@ def test_shards_split_at_the_byte_cap_and_small_tables_stay_one_shard(
     out = tmp_path / "out"
     run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1, keep_state=True))
     parts = sorted((out / ".trajset" / "parts" / "steps").glob("*.arrow"))
-    assert len(parquet._shards(parts)) == 1
+    assert len(list((out / "data" / "steps").glob("*.parquet"))) == 1
     rows = pq.read_table(out / "data" / "steps").num_rows
+    facts = [parquet.part_facts(p) for p in parts]
     monkeypatch.setattr(parquet, "MAX_SHARD_BYTES", 4000)  # below the parts' total: split
-    shards = parquet._shards(parts)
-    assert len(shards) > 1 and [p for s in shards for p in s] == parts
+    assert sum(s for _, s in facts) > 4000
     written = parquet.assemble(tmp_path / "again", "steps", parts)
-    assert len(written) == len(shards)
+    assert [p.name for p in written] == [
+        f"train-{i:05d}-of-{len(written):05d}.parquet" for i in range(len(written))
+    ]
     assert sum(pq.read_metadata(p).num_rows for p in written) == rows
-    for shard in shards:  # each shard's rows stay within the cap, or it holds one part
-        assert len(shard) == 1 or sum(parquet._rows_bytes(p) for p in shard) <= 4000
+    # greedy, in order: each shard holds the parts that fit before the next would pass the cap
+    expected, acc = [0], 0  # rows per shard
+    for n, s in facts:
+        if acc and acc + s > 4000:
+            expected.append(0)
+            acc = 0
+        expected[-1] += n
+        acc += s
+    assert [pq.read_metadata(p).num_rows for p in written] == expected and len(expected) > 1
+    assert not list((tmp_path / "again" / "data" / "steps").glob(".*"))  # no temporary left

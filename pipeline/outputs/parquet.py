@@ -2,17 +2,18 @@
 
 Each unit's rows are written to an Arrow IPC part file under
 ``DIR/.trajset/parts/`` (the unit's share of every table, which is also what
-``--mode resume`` keeps); ``assemble`` then streams the parts in unit order into shards
+``--mode resume`` keeps).  ``ShardWriter`` takes the parts in unit order while
+the run goes on (as each unit's result arrives) and writes the shards
 ``data/<table>/train-NNNNN-of-MMMMM.parquet``: zstd, row groups of at most
 100 MB and shards of at most 500 MB (uncompressed), page index on.  Same
-rows give the same bytes.
+rows in the same parts give the same bytes, whenever each part arrives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,6 +23,8 @@ from .files import atomic_path, atomic_write
 
 MAX_ROW_GROUP_BYTES = 100 * 1000 * 1000
 MAX_SHARD_BYTES = 500 * 1000 * 1000
+#: parts at least this large are memory-mapped when assembled, smaller ones read
+MAP_BYTES = 1 << 20
 WRITE_OPTIONS: dict[str, Any] = {
     "compression": "zstd",
     "write_page_index": True,
@@ -34,102 +37,160 @@ def to_table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SCHEMAS[name])
 
 
-def write_part(path: Path, table: pa.Table) -> None:
-    """A unit's rows as an Arrow IPC file: cheap to write and memory-mapped when assembled."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_file(sink, table.schema) as w:
+def write_part(path: Path, table: pa.Table) -> tuple[int, int]:
+    """A unit's rows as an Arrow IPC file (cheap to write, mapped when assembled); returns
+    its ``part_facts``, which the assembly needs before it reads the part."""
+    with (
+        atomic_path(path) as tmp,
+        pa.OSFile(str(tmp), "wb") as sink,
+        pa.ipc.new_file(sink, table.schema) as w,
+    ):
         w.write_table(table)
-    atomic_write(path, sink.getvalue().to_pybytes())
+    return part_facts(path)
 
 
 def read_part(path: Path) -> pa.Table:
-    """A part read into memory and its file closed (a mapping per part ran into the kernel's
-    limit of 65,530 mappings when a row group gathered tens of thousands of small parts)."""
+    """A part's rows.  A large part is memory-mapped (no copy; unmapped when its rows are
+    freed); a small one is read into memory and its file closed, so a row group gathering
+    tens of thousands of small parts never holds a mapping each (the kernel allows 65,530)."""
+    if path.stat().st_size >= MAP_BYTES:
+        with pa.memory_map(str(path)) as f:  # closing keeps the mapping while rows use it
+            return pa.ipc.open_file(f).read_all()
     with pa.OSFile(str(path)) as f:
         return pa.ipc.open_file(f).read_all()
+
+
+def part_facts(path: Path) -> tuple[int, int]:
+    """(rows, in-memory bytes) of a part, through a mapping (no copy) closed at once."""
+    with pa.memory_map(str(path)) as f:
+        table = pa.ipc.open_file(f).read_all()
+        return table.num_rows, int(table.nbytes)
+
+
+#: what a row group is made of: a part file, or rows in memory
+Source: TypeAlias = Path | pa.Table
+
+
+def _load(source: Source) -> pa.Table:
+    return source if isinstance(source, pa.Table) else read_part(source)
+
+
+class _RowGroups:
+    """Row groups of one Parquet file, fed tables or parts in order: small ones are
+    concatenated and big ones split so each group stays near the byte cap.
+
+    Slices are sized from a source's mean row size, so a group of very uneven
+    rows can exceed the cap by a few rows; it never holds more than one
+    oversize row alone.  Parts are only named here and read when their group
+    is written, so a pending group costs no memory.
+    """
+
+    def __init__(self, writer: pq.ParquetWriter) -> None:
+        self.writer = writer
+        self.pending: list[tuple[Source, int, int]] = []  # (source, first row, rows)
+        self.size = 0
+        self.written = False
+
+    def add(self, source: Source, rows: int, nbytes: int) -> None:
+        start, table = 0, None
+        per_row = max(1, nbytes // rows) if rows else 1
+        while start < rows:
+            n = min(rows - start, max(1, (MAX_ROW_GROUP_BYTES - self.size) // per_row))
+            if n == rows:  # the whole source: its size is known
+                self.size += nbytes
+            else:
+                table = table if table is not None else _load(source)
+                self.size += table.slice(start, n).nbytes
+            self.pending.append((source, start, n))
+            start += n
+            if self.size >= MAX_ROW_GROUP_BYTES:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write the pending rows as one row group."""
+        if not self.pending:
+            return
+        pieces: list[pa.Table] = []
+        last: Source | None = None
+        for source, start, n in self.pending:
+            if source is not last:  # consecutive slices of one source share one read
+                last, table = source, _load(source)
+            pieces.append(table.slice(start, n))
+        group = pa.concat_tables(pieces).combine_chunks().cast(self.writer.schema)
+        self.writer.write_table(group, row_group_size=max(1, group.num_rows))
+        self.pending, self.size, self.written = [], 0, True
 
 
 def write_single(path: Path, table: pa.Table) -> None:
     """One table as one file (``errors.parquet``), row groups capped as for shards."""
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(sink, table.schema, **WRITE_OPTIONS) as w:
-        groups = list(_row_groups([table])) or [table]
-        for group in groups:
-            w.write_table(group, row_group_size=max(1, group.num_rows))
+        groups = _RowGroups(w)
+        groups.add(table, table.num_rows, int(table.nbytes))
+        groups.flush()
+        if not groups.written:
+            w.write_table(table, row_group_size=1)
     atomic_write(path, sink.getvalue().to_pybytes())
 
 
-def _row_groups(tables: Iterable[pa.Table]) -> Iterable[pa.Table]:
-    """Concatenate small tables and split big ones so each group stays near the byte cap.
+class ShardWriter:
+    """The shards of table ``name`` under ``out/data/<name>/``, fed its parts in unit order.
 
-    Slices are sized from a table's mean row size, so a group of very uneven
-    rows can exceed the cap by a few rows; it never holds more than one
-    oversize row alone.
+    A shard is closed before a part would take it past ``MAX_SHARD_BYTES`` of
+    rows (a part larger than that is a shard alone).  Shards are written under
+    hidden temporary names and given their final ``train-NNNNN-of-MMMMM`` names
+    by ``finish``, when their number is known.
     """
-    pending: list[pa.Table] = []
-    size = 0
-    for t in tables:
-        start = 0
-        per_row = max(1, t.nbytes // t.num_rows) if t.num_rows else 1
-        while start < t.num_rows:
-            room = MAX_ROW_GROUP_BYTES - size
-            n = min(t.num_rows - start, max(1, room // per_row))
-            chunk = t.slice(start, n)
-            pending.append(chunk)
-            size += chunk.nbytes
-            start += n
-            if size >= MAX_ROW_GROUP_BYTES:
-                yield pa.concat_tables(pending).combine_chunks()
-                pending, size = [], 0
-    if pending:
-        yield pa.concat_tables(pending).combine_chunks()
 
+    def __init__(self, out: Path, name: str) -> None:
+        self.schema = SCHEMAS[name]
+        self.folder = out / "data" / name
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for stale in [*self.folder.glob("*.parquet"), *self.folder.glob(".train-*.tmp")]:
+            stale.unlink()
+        self.shards: list[Path] = []
+        self.groups: _RowGroups | None = None
+        self.shard_bytes = 0
 
-def _rows_bytes(path: Path) -> int:
-    """The part's in-memory size, read through a mapping (no copy) closed at once; 0 when the
-    unit has no rows of this table (no part)."""
-    if not path.exists():
-        return 0
-    with pa.memory_map(str(path)) as f:
-        return int(pa.ipc.open_file(f).read_all().nbytes)
+    def add(self, part: Path, rows: int, nbytes: int) -> None:
+        """Append a part of ``rows`` rows taking ``nbytes`` in memory (``part_facts``)."""
+        if not rows:
+            return
+        if self.groups is not None and self.shard_bytes + nbytes > MAX_SHARD_BYTES:
+            self._close()
+        groups = self.groups or self._open()
+        self.shard_bytes += nbytes
+        groups.add(part, rows, nbytes)
 
+    def finish(self) -> list[Path]:
+        """Close the last shard (an empty one when the table has no rows) and name them all."""
+        if self.groups is None and not self.shards:
+            self._open().writer.write_table(self.schema.empty_table())
+        self._close()
+        n, final = len(self.shards), []
+        for i, tmp in enumerate(self.shards):
+            final.append(self.folder / f"train-{i:05d}-of-{n:05d}.parquet")
+            os.replace(tmp, final[-1])
+        return final
 
-def _shards(parts: list[Path]) -> list[list[Path]]:
-    """The parts, in order, grouped into shards of at most ``MAX_SHARD_BYTES`` of rows."""
-    if sum(p.stat().st_size for p in parts if p.exists()) <= MAX_SHARD_BYTES:
-        # a part's rows take no more memory than its file holds, so they fit one shard
-        # without reading every part for its size (most of assembling many small units)
-        return [list(parts)]
-    shards: list[list[Path]] = [[]]
-    acc = 0
-    for p in parts:
-        s = _rows_bytes(p)
-        if shards[-1] and acc + s > MAX_SHARD_BYTES:
-            shards.append([])
-            acc = 0
-        shards[-1].append(p)
-        acc += s
-    return shards
+    def _open(self) -> _RowGroups:
+        tmp = self.folder / f".train-{len(self.shards):05d}.{os.getpid()}.tmp"
+        self.shards.append(tmp)
+        self.groups = _RowGroups(pq.ParquetWriter(str(tmp), self.schema, **WRITE_OPTIONS))
+        self.shard_bytes = 0
+        return self.groups
+
+    def _close(self) -> None:
+        if self.groups is not None:
+            self.groups.flush()
+            self.groups.writer.close()
+            self.groups = None
 
 
 def assemble(out: Path, name: str, parts: list[Path]) -> list[Path]:
-    """Stream the parts (in the given order) into ``out/data/<name>/`` shards."""
-    schema = SCHEMAS[name]
-    shards = _shards(parts)
-    folder = out / "data" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob("*.parquet"):
-        stale.unlink()
-    written = []
-    for i, shard_parts in enumerate(shards):
-        path = folder / f"train-{i:05d}-of-{len(shards):05d}.parquet"
-        with atomic_path(path) as tmp, pq.ParquetWriter(str(tmp), schema, **WRITE_OPTIONS) as w:
-            tables = (read_part(p) for p in shard_parts if p.exists())
-            empty = True
-            for group in _row_groups(tables):
-                w.write_table(group.cast(schema), row_group_size=max(1, group.num_rows))
-                empty = False
-            if empty:
-                w.write_table(schema.empty_table())
-        written.append(path)
-    return written
+    """The shards of table ``name`` from the parts in the given order, in one go."""
+    writer = ShardWriter(out, name)
+    for part in parts:
+        if part.exists():
+            writer.add(part, *part_facts(part))
+    return writer.finish()
