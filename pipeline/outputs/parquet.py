@@ -40,13 +40,14 @@ def to_table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
 def write_part(path: Path, table: pa.Table) -> tuple[int, int]:
     """A unit's rows as an Arrow IPC file (cheap to write, mapped when assembled); returns
     its ``part_facts``, which the assembly needs before it reads the part."""
-    with (
-        atomic_path(path) as tmp,
-        pa.OSFile(str(tmp), "wb") as sink,
-        pa.ipc.new_file(sink, table.schema) as w,
-    ):
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as w:
         w.write_table(table)
-    return part_facts(path)
+    data = sink.getvalue()
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)  # one write, no copy to bytes
+    written = pa.ipc.open_file(data).read_all()  # as the assembly will read it
+    return written.num_rows, int(written.nbytes)
 
 
 def read_part(path: Path) -> pa.Table:
