@@ -1,11 +1,12 @@
 """The export run (DESIGN §2): discover units, run the chain on each through an executor, assemble.
 
-``run_export`` lists the units, prepares the output folder, hands
-``UnitJob`` to the executor and, as each result arrives (in unit order),
-writes the unit's completion marker and streams its parts into the Parquet
-shards; then it closes the shards and writes ``errors.parquet``, the
-manifest and the dataset card.  ``--mode resume``
-takes the results of units that already have a marker.
+``run_export`` lists the units, cuts them into batches, prepares the output
+folder, hands ``BatchJob`` to the executor and, as each batch's result
+arrives (in unit order), writes its completion marker and streams its parts
+into the Parquet shards; then it closes the shards and writes
+``errors.parquet``, the manifest and the dataset card.  ``--mode resume``
+takes the results of batches that already have a marker and whose inputs
+are unchanged.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .batches import Batch, batch_key, batches
 from .errors import OutputError
 from .executors import make_executor
+from .jobs import BatchJob
 from .options import ExportOptions, Mode, RunOptions
 from .outputs.card import card
 from .outputs.files import atomic_write
@@ -29,15 +32,14 @@ from .outputs.markers import (
     STATE,
     check_resumable,
     drop_state,
-    marker_path,
     read_marker,
     write_marker,
 )
 from .outputs.parquet import to_table, write_single
 from .outputs.parts import Assembly
 from .outputs.tables_info import table_facts
-from .results import RunResult, UnitResult
-from .stages import RunContext, UnitJob
+from .results import BatchResult, RunResult, UnitResult
+from .stages import RunContext
 from .stats import Stats
 from .stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
 from .tables.where import compile_where
@@ -53,36 +55,36 @@ def run_units(
     progress: Progress | None = None,
     assembly: Assembly | None = None,
 ) -> RunResult:
-    """Every unit's result in unit order; finished units of a resumed run are not run again.
+    """Every unit's result in unit order; finished batches of a resumed run are not run again.
 
-    Each result's parts go to ``assembly`` as it arrives; its stats are merged and then
-    dropped with its document names (both are in its marker), so the results kept for
-    the manifest stay small."""
+    Each batch's parts go to ``assembly`` as its result arrives; its units' stats are
+    merged and then dropped with their document names (both are in its marker), so the
+    results kept for the manifest stay small."""
     start = time.perf_counter()
     stats = Stats()
-    done: dict[int, UnitResult] = {}
+    todo = batches(list(units))
+    done: dict[int, BatchResult] = {}
     if run.mode == Mode.resume:
-        done = resumable(ctx.out, units)
-    reused = len(done)
-    todo = [units[i] for i in range(len(units)) if i not in done]
-    fresh = make_executor(run).map(UnitJob(ctx), todo)
-    results, finished = [], reused
-    for i in range(len(units)):
+        done = resumable(ctx.out, todo)
+    fresh = make_executor(run).map(BatchJob(ctx), [b for i, b in enumerate(todo) if i not in done])
+    results: list[UnitResult] = []
+    finished = sum(len(b.units) for b in done.values())
+    for i in range(len(todo)):
         result = done.get(i)
         if result is None:
             result = next(fresh)
             write_marker(ctx.out, result)
-            finished += 1
+            finished += len(result.units)
             if progress:
                 progress(finished, len(units))
         if assembly is not None:
             with stats.timed("assemble"):
                 assembly.add(result)
-        results.append(_keep_for_manifest(result, stats))
+        results.extend(_keep_for_manifest(r, stats) for r in result.units)
     for _ in fresh:  # run the executor to its end (a pool shuts down there)
-        raise RuntimeError("the executor returned more results than it was given units")
+        raise RuntimeError("the executor returned more results than it was given batches")
     stats.counts["units"] = len(units)
-    stats.counts["units_reused"] = reused
+    stats.counts["units_reused"] = sum(len(b.units) for b in done.values())
     seconds = time.perf_counter() - start
     return RunResult(results, stats, seconds, sum(r.bytes_read for r in results))
 
@@ -93,24 +95,26 @@ def _keep_for_manifest(r: UnitResult, stats: Stats) -> UnitResult:
     return r
 
 
-def resumable(out: Path, units: Sequence[Unit]) -> dict[int, UnitResult]:
-    """Finished units whose inputs are unchanged (same fingerprint).  Every other marker and
-    every document not written by a kept unit is removed (a changed, removed or unfinished
-    unit's, or all of them when the state was not kept), so nothing stale is kept."""
-    done: dict[int, UnitResult] = {}
+def resumable(out: Path, todo: Sequence[Batch]) -> dict[int, BatchResult]:
+    """Finished batches whose units' inputs are all unchanged (same fingerprints).  Every
+    other marker and part, and every document not written by a kept batch, is removed (a
+    changed, removed or unfinished batch's, or all of them when the state was not kept),
+    so nothing stale is kept."""
+    done: dict[int, BatchResult] = {}
     kept: set[str] = set()
-    current = {marker_path(out, u).name for u in units}
-    for i, u in enumerate(units):
-        r = read_marker(out, u)
-        if r is None:
-            continue
-        if r.fingerprint and r.fingerprint == fingerprint(u)[0]:
+    for i, batch in enumerate(todo):
+        r = read_marker(out, batch)
+        if r is not None and all(
+            u.fingerprint and u.fingerprint == fingerprint(u.unit)[0] for u in r.units
+        ):
             done[i] = r
-            kept.update(r.documents)
-        else:
-            marker_path(out, u).unlink()
+            kept.update(name for u in r.units for name in u.documents)
+    keys = {batch_key(todo[i]) for i in done}
     for stale in (out / STATE / "units").glob("*.json"):
-        if stale.name not in current:
+        if stale.stem not in keys:
+            stale.unlink()
+    for stale in (out / STATE / "parts").glob("*/*.arrow"):
+        if stale.stem.rsplit("-", 1)[0] not in keys:
             stale.unlink()
     for doc in (out / "atif").glob("*.json"):
         if doc.name not in kept:

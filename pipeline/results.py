@@ -7,6 +7,7 @@ from typing import Any
 
 from trajset.schemas.records import ErrorRow
 
+from .batches import Batch
 from .stats import Stats
 from .stores import Unit
 
@@ -23,9 +24,6 @@ class UnitResult:
     stats: Stats = field(default_factory=Stats)
     bytes_read: int = 0
     fingerprint: str = ""
-    #: (rows, in-memory bytes) of each table's part, for tables the unit has rows of;
-    #: None for a marker written before parts were described (the parts are read instead)
-    parts: dict[str, tuple[int, int]] | None = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -36,7 +34,6 @@ class UnitResult:
             "stats": self.stats.to_json(),
             "bytes_read": self.bytes_read,
             "fingerprint": self.fingerprint,
-            "parts": self.parts,
         }
 
     @classmethod
@@ -50,8 +47,29 @@ class UnitResult:
             Stats.from_json(d["stats"]),
             d["bytes_read"],
             d["fingerprint"],
-            {k: (v[0], v[1]) for k, v in d["parts"].items()} if "parts" in d else None,
         )
+
+
+#: (rows, in-memory bytes) of each table a part holds rows of
+PartFacts = dict[str, tuple[int, int]]
+
+
+@dataclass
+class BatchResult:
+    """A batch's unit results and the parts it wrote, in order; what its marker keeps."""
+
+    batch: Batch
+    units: list[UnitResult] = field(default_factory=list)
+    parts: list[PartFacts] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"units": [r.to_json() for r in self.units], "parts": self.parts}
+
+    @classmethod
+    def from_json(cls, batch: Batch, d: dict[str, Any]) -> BatchResult:
+        units = [UnitResult.from_json(u, r) for u, r in zip(batch, d["units"], strict=True)]
+        parts = [{k: (v[0], v[1]) for k, v in p.items()} for p in d["parts"]]
+        return cls(batch, units, parts)
 
 
 @dataclass

@@ -6,9 +6,9 @@
          ─export─▶ SessionExport ─where─▶ SessionExport ─tables+write─▶ UnitResult
 
 Each stage is a generator over the records of one unit (a unit may hold
-several sessions), counts what it took, passed on and dropped (by reason)
+several sessions; an executor runs batches of units, see ``batches``), counts what it took, passed on and dropped (by reason)
 in the unit's ``Stats`` and times itself.  Nothing here is module state:
-``UnitJob`` carries the frozen ``RunContext`` to any process an executor
+``jobs.BatchJob`` carries the frozen ``RunContext`` to any process an executor
 runs it in and builds what it derives from the options once per job.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
 import polars as pl
@@ -44,7 +43,7 @@ from .errors import (
 from .options import ExportOptions
 from .outputs.audit import count_placeholders
 from .outputs.documents import prepare_document, write_document, write_media
-from .outputs.parts import write_parts
+from .outputs.parts import placeholders, redact_errors
 from .results import UnitResult
 from .stats import Stats
 from .stores import SessionIndex, Unit, fingerprint, linked_sessions, load_unit
@@ -326,14 +325,17 @@ def _finish_session(ex: SessionExport, result: UnitResult) -> None:
     result.errors.extend(errors)
 
 
-def process_unit(ctx: RunContext, rt: Runtime, unit: Unit) -> UnitResult:
-    """Read, redact, enumerate, export, filter and write one unit; never raises for bad input.
+def process_unit(
+    ctx: RunContext, rt: Runtime, unit: Unit
+) -> tuple[UnitResult, dict[str, list[Row]]]:
+    """Read, redact, enumerate, export, filter and write one unit's documents; returns its
+    result and table rows.  Never raises for bad input.
 
     An error nobody planned for loses this unit only: its documents are removed and it
-    becomes one ``internal`` error row, with empty parts."""
+    becomes one ``internal`` error row, with no rows."""
     result = UnitResult(unit)
     try:
-        return _process(ctx, rt, unit, result)
+        rows = _process(ctx, rt, unit, result)
     except Exception as exc:
         atif = ctx.out / "atif"
         for name in result.documents:
@@ -344,45 +346,29 @@ def process_unit(ctx: RunContext, rt: Runtime, unit: Unit) -> UnitResult:
         failed.errors.append(ErrorRow(unit.label, "", None, "internal", message))
         failed.stats.counts["sessions_read"] += 1
         failed.stats.counts["sessions_failed"] += 1
-        write_parts(ctx.out, rt.redactor, {name: [] for name in TABLES}, failed)
-        return failed
+        result, rows = failed, {name: [] for name in TABLES}
+    redact_errors(rt.redactor, result)
+    result.stats.counts.update(placeholders(rt.redactor, rows))
+    return result, rows
 
 
-def _process(ctx: RunContext, rt: Runtime, unit: Unit, result: UnitResult) -> UnitResult:
+def _process(ctx: RunContext, rt: Runtime, unit: Unit, result: UnitResult) -> dict[str, list[Row]]:
     result.fingerprint, result.bytes_read = fingerprint(unit)
     stats = result.stats
     trees = redact(rt, read(ctx, unit, result), stats, result.errors)
     chain = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
-    rows = tables_and_write(ctx, rt, chain, result)
-    write_parts(ctx.out, rt.redactor, rows, result)
-    return result
+    return tables_and_write(ctx, rt, chain, result)
 
 
-class UnitJob:
-    """``process_unit`` bound to a run: a picklable callable an executor maps over units.
-
-    What it derives from the options (compiled redaction rules, policies,
-    the filter) is built once per job object, i.e. once per worker process.
-    """
-
-    def __init__(self, ctx: RunContext) -> None:
-        self.ctx = ctx
-
-    @cached_property
-    def runtime(self) -> Runtime:
-        o = self.ctx.options
-        return Runtime(
-            o.redactor(list(self.ctx.secrets)),
-            o.policies(),
-            where_filter.compile_where(o.where) if o.where else None,
-            o.max_media_bytes,
-        )
-
-    def __getstate__(self) -> dict[str, RunContext]:
-        return {"ctx": self.ctx}  # the runtime is rebuilt where the job lands
-
-    def __call__(self, unit: Unit) -> UnitResult:
-        return process_unit(self.ctx, self.runtime, unit)
+def make_runtime(ctx: RunContext) -> Runtime:
+    """What a worker derives from the run's options: built once per job, where it runs."""
+    o = ctx.options
+    return Runtime(
+        o.redactor(list(ctx.secrets)),
+        o.policies(),
+        where_filter.compile_where(o.where) if o.where else None,
+        o.max_media_bytes,
+    )
 
 
 def export_session(session: Session, options: ExportOptions | None = None) -> SessionExport:
@@ -390,7 +376,7 @@ def export_session(session: Session, options: ExportOptions | None = None) -> Se
 
     For notebooks and tests: the records every table is built from.
     """
-    rt = UnitJob(RunContext(Path(), options or ExportOptions())).runtime
+    rt = make_runtime(RunContext(Path(), options or ExportOptions()))
     unit, stats = Unit("memory", (session.source or session.id,)), Stats()
     trees = redact(rt, [SessionInput(session)], stats, [])
     [ex] = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)

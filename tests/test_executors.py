@@ -13,7 +13,8 @@ from trajset.pipeline.cli import app
 from trajset.pipeline.errors import UsageError
 from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
 from trajset.pipeline.export import default_workers
-from trajset.pipeline.stages import RunContext, UnitJob
+from trajset.pipeline.jobs import BatchJob
+from trajset.pipeline.stages import RunContext
 
 
 def _square(n: int) -> int:
@@ -34,7 +35,7 @@ def test_registry_and_unknown_executor() -> None:
 
 
 def test_a_job_pickles_with_its_context_and_rebuilds_its_runtime(tmp_path: Path) -> None:
-    job = UnitJob(RunContext(tmp_path, ExportOptions(where="outcome_pass"), secrets=("s3cr3t",)))
+    job = BatchJob(RunContext(tmp_path, ExportOptions(where="outcome_pass"), secrets=("s3cr3t",)))
     assert job.runtime.redactor.active and job.runtime.where is not None
     clone = pickle.loads(pickle.dumps(job))
     assert "runtime" not in clone.__dict__  # built lazily where the job runs

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from trajset.pipeline import ExportOptions, Mode, RunOptions, run_export, sample_store
+from trajset.pipeline import ExportOptions, Mode, RunOptions, batches, run_export, sample_store
 from trajset.pipeline.builder import SessionBuilder
 from trajset.pipeline.cli import app
 
@@ -194,10 +194,14 @@ def test_unusable_output_folders_are_one_line(tmp_path: Path) -> None:
     assert not (out / ".trajset.lock").exists()
 
 
-@pytest.mark.parametrize("keep_state", [True, False])
+@pytest.mark.parametrize(("keep_state", "one_batch"), [(True, False), (False, False), (True, True)])
 def test_resume_re_exports_changed_and_added_inputs_and_drops_removed_ones(
-    tmp_path: Path, keep_state: bool
+    tmp_path: Path, keep_state: bool, one_batch: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Batches are what resume reuses: with a batch per unit the four untouched units are
+    reused; with the store in one batch nothing is."""
+    monkeypatch.setattr(batches, "MEAN_UNITS", 10**9 if one_batch else 1)
+    monkeypatch.setattr(batches, "TARGET_BYTES", 10**18)
     store = tmp_path / "store"
     shutil.copytree(sample_store(), store)
     out = tmp_path / "out"
@@ -212,7 +216,7 @@ def test_resume_re_exports_changed_and_added_inputs_and_drops_removed_ones(
     (store / "added").mkdir()
     (store / "added" / "s.jsonl").write_text(basic("added-session").text())
     run = run_export([store], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume))
-    assert run.stats.counts["units_reused"] == (4 if keep_state else 0)
+    assert run.stats.counts["units_reused"] == (4 if keep_state and not one_batch else 0)
     fresh = tmp_path / "fresh"
     run_export([store], fresh, ExportOptions(), RunOptions(workers=1))
     assert _data(out) == _data(fresh)

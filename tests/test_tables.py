@@ -17,6 +17,7 @@ from trajset.pipeline import (
     ExportOptions,
     RunOptions,
     export_session,
+    jobs,
     read_store,
     run_export,
     sample_store,
@@ -251,8 +252,10 @@ def test_shards_split_at_the_byte_cap_and_small_tables_stay_one_shard(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "out"
+    monkeypatch.setattr(jobs, "PART_INPUT_BYTES", 1)  # a part per unit
     run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1, keep_state=True))
     parts = sorted((out / ".trajset" / "parts" / "steps").glob("*.arrow"))
+    assert len(parts) > 2
     assert len(list((out / "data" / "steps").glob("*.parquet"))) == 1
     rows = pq.read_table(out / "data" / "steps").num_rows
     facts = [parquet.part_facts(p) for p in parts]

@@ -1,8 +1,8 @@
-"""Per-unit parts and completion markers under ``DIR/.trajset/`` (what ``--mode resume`` uses).
+"""Per-batch parts and completion markers under ``DIR/.trajset/`` (what ``--mode resume`` uses).
 
-A unit's share of every table is an Arrow IPC part; a finished unit leaves a
-marker holding its result, named by a hash of the unit's label (the input
-path itself is not stored: it may hold a home path).  ``options.json``
+A batch's share of every table is one or more Arrow IPC parts; a finished
+batch leaves a marker holding its units' results, named by ``batch_key`` (the
+input paths themselves are not stored: they may hold a home path).  ``options.json``
 records the options a folder was started with, so a resume cannot mix them.
 """
 
@@ -15,34 +15,36 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
+from ..batches import Batch, batch_key
 from ..errors import UsageError
 from ..options import ExportOptions
-from ..results import UnitResult
-from ..stores import Unit
+from ..results import BatchResult
 from .files import atomic_write
 
 STATE = ".trajset"
 
 
-def unit_key(unit: Unit) -> str:
-    return hashlib.sha256(unit.label.encode()).hexdigest()[:24]
+def part_path(out: Path, batch: Batch, seq: int, table: str) -> Path:
+    return out / STATE / "parts" / table / f"{batch_key(batch)}-{seq:04d}.arrow"
 
 
-def part_path(out: Path, unit: Unit, table: str) -> Path:
-    return out / STATE / "parts" / table / (unit_key(unit) + ".arrow")
+def marker_path(out: Path, batch: Batch) -> Path:
+    return out / STATE / "units" / (batch_key(batch) + ".json")
 
 
-def marker_path(out: Path, unit: Unit) -> Path:
-    return out / STATE / "units" / (unit_key(unit) + ".json")
+def read_marker(out: Path, batch: Batch) -> BatchResult | None:
+    """The batch's finished result; None without a marker or with one from an older layout."""
+    path = marker_path(out, batch)
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict) or "units" not in data or len(data["units"]) != len(batch):
+        return None
+    return BatchResult.from_json(batch, data)
 
 
-def read_marker(out: Path, unit: Unit) -> UnitResult | None:
-    path = marker_path(out, unit)
-    return UnitResult.from_json(unit, json.loads(path.read_text())) if path.exists() else None
-
-
-def write_marker(out: Path, result: UnitResult) -> None:
-    atomic_write(marker_path(out, result.unit), json.dumps(result.to_json()).encode())
+def write_marker(out: Path, result: BatchResult) -> None:
+    atomic_write(marker_path(out, result.batch), json.dumps(result.to_json()).encode())
 
 
 def drop_state(out: Path) -> None:

@@ -1,23 +1,25 @@
-"""A unit's share of every table as Arrow IPC parts (none for a table it has no rows of),
-with its error rows redacted (they travel in its result and marker) and its placeholder audit;
-and the assembly that streams them into the shards as results arrive."""
+"""A batch's share of every table as Arrow IPC parts (none for a table it has no rows of),
+the redaction of a unit's error rows (they travel in its result and marker), and the
+assembly that streams the parts into the shards as results arrive."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from trajset.redactors import Redactor
 from trajset.schemas.records import ErrorRow
 
-from ..results import UnitResult
+from ..batches import Batch
+from ..results import BatchResult, PartFacts, UnitResult
 from ..tables import CONFIGS, TABLES, Row
 from .audit import rows_placeholders
 from .markers import part_path
-from .parquet import ShardWriter, part_facts, to_table, write_part
+from .parquet import ShardWriter, to_table, write_part
 
 
-def write_parts(out: Path, r: Redactor, rows: dict[str, list[Row]], result: UnitResult) -> None:
-    """The unit's share of every table (errors redacted like any text) and its placeholder audit."""
+def redact_errors(r: Redactor, result: UnitResult) -> None:
+    """The unit's error rows redacted like any text (they are written to ``errors.parquet``)."""
     if r.active:
         result.errors = [
             ErrorRow(
@@ -29,34 +31,42 @@ def write_parts(out: Path, r: Redactor, rows: dict[str, list[Row]], result: Unit
             )
             for e in result.errors
         ]
-    result.parts = {}
-    for name in TABLES:
-        path = part_path(out, result.unit, name)
-        if rows[name]:
-            result.parts[name] = write_part(path, to_table(name, rows[name]))
-        else:  # no part for no rows (most units have no pairs); a stale one must not stay
-            path.unlink(missing_ok=True)
-        if r.active:
+
+
+def placeholders(r: Redactor, rows: dict[str, list[Row]]) -> Counter[str]:
+    """``redacted/<table>/<rule>`` counts of the placeholders in the rows (the audit)."""
+    counts: Counter[str] = Counter()
+    if r.active:
+        for name in TABLES:
             for rule, n in rows_placeholders(rows[name]).items():
-                result.stats.counts[f"redacted/{name}/{rule}"] += n
+                counts[f"redacted/{name}/{rule}"] += n
+    return counts
+
+
+def write_parts(out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]]) -> PartFacts:
+    """Part ``seq`` of the batch: a file per table it holds rows of; returns their facts."""
+    facts: PartFacts = {}
+    for name in TABLES:
+        path = part_path(out, batch, seq, name)
+        if rows[name]:
+            facts[name] = write_part(path, to_table(name, rows[name]))
+        else:  # no part for no rows (most batches have no outcomes); a stale one must not stay
+            path.unlink(missing_ok=True)
+    return facts
 
 
 class Assembly:
-    """Every table's shards, fed each unit's parts in unit order (while later units still
-    run, so the assembly overlaps the workers instead of following them)."""
+    """Every table's shards, fed each batch's parts in unit order (while later batches
+    still run, so the assembly overlaps the workers instead of following them)."""
 
     def __init__(self, out: Path) -> None:
         self.out = out
         self.writers = {name: ShardWriter(out, name) for name in CONFIGS}
 
-    def add(self, result: UnitResult) -> None:
-        for name, writer in self.writers.items():
-            path = part_path(self.out, result.unit, name)
-            if result.parts is None:  # a marker of an older run: read the facts
-                if path.exists():
-                    writer.add(path, *part_facts(path))
-            elif name in result.parts:
-                writer.add(path, *result.parts[name])
+    def add(self, result: BatchResult) -> None:
+        for seq, facts in enumerate(result.parts):
+            for name, (rows, nbytes) in facts.items():
+                self.writers[name].add(part_path(self.out, result.batch, seq, name), rows, nbytes)
 
     def finish(self) -> dict[str, list[Path]]:
         """Every table's shards, closed and named."""

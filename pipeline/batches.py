@@ -1,0 +1,67 @@
+"""Work units grouped into batches: one job, one marker and few parts per batch.
+
+Thousands of small sessions cost more in per-file work (a part per table,
+a marker) than in processing, so an executor runs batches of consecutive
+units.  Where a batch ends depends only on the unit that ends it: a hash of
+its label, weighed by its size, so a batch holds about ``TARGET_BYTES`` of
+input and at most about ``MEAN_UNITS`` units (large sessions get batches of
+a few, which keeps the workers evenly loaded).  Adding, changing or removing
+a session file changes its own batch only, and ``--mode resume`` re-runs
+that batch alone.  Nothing depends on the worker count, which keeps the
+data files byte-identical whatever runs them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+
+from .stores import Unit
+
+#: units per batch on average, for units much smaller than ``TARGET_BYTES``
+MEAN_UNITS = 64
+#: input bytes per batch on average, for larger units
+TARGET_BYTES = 1_000_000
+
+Batch = tuple[Unit, ...]
+
+
+def unit_size(unit: Unit) -> int:
+    """The unit's input bytes; 0 for a unit inside a shared file (a database session)."""
+    if unit.key:
+        return 0
+    size = 0
+    for f in unit.files:
+        with contextlib.suppress(OSError):  # unreadable: its error row comes from the reader
+            size += os.stat(f).st_size
+    return size
+
+
+def ends_batch(unit: Unit, size: int) -> bool:
+    """Whether a batch ends after ``unit`` (of ``size`` input bytes): with a chance of
+    ``1 / MEAN_UNITS + size / TARGET_BYTES``, drawn from a hash of the end of its label
+    (its file and folder names: the same store gives the same batches wherever it lies)."""
+    digest = hashlib.sha256("/".join(Path(unit.label).parts[-2:]).encode()).digest()
+    draw = int.from_bytes(digest[:8], "big") / 2**64
+    return draw < 1 / MEAN_UNITS + size / TARGET_BYTES
+
+
+def batches(units: list[Unit]) -> list[Batch]:
+    """The units, in order, cut into batches after every unit that ``ends_batch``."""
+    out: list[Batch] = []
+    current: list[Unit] = []
+    for unit in units:
+        current.append(unit)
+        if ends_batch(unit, unit_size(unit)):
+            out.append(tuple(current))
+            current = []
+    if current:
+        out.append(tuple(current))
+    return out
+
+
+def batch_key(batch: Batch) -> str:
+    """A name for the batch's marker and parts (its labels hashed: no input path is stored)."""
+    return hashlib.sha256("\n".join(u.label for u in batch).encode()).hexdigest()[:24]

@@ -1,0 +1,43 @@
+"""Batches: cut where a unit's own label and size say, so an added or removed unit changes
+one batch, and large sessions get small batches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajset.pipeline.batches import MEAN_UNITS, TARGET_BYTES, batch_key, batches, ends_batch
+from trajset.pipeline.stores import Unit
+
+
+def _units(n: int, prefix: str = "s") -> list[Unit]:
+    return [Unit("agentsession", (f"store/{prefix}{i:05d}.jsonl",)) for i in range(n)]
+
+
+def test_batches_cover_every_unit_in_order_and_end_where_a_unit_says() -> None:
+    units = _units(5000)
+    cut = batches(units)
+    assert [u for b in cut for u in b] == units
+    assert all(ends_batch(b[-1], 0) for b in cut[:-1])  # the files do not exist: size 0
+    assert not any(ends_batch(u, 0) for b in cut for u in b[:-1])
+    assert MEAN_UNITS / 1.5 < len(units) / len(cut) < MEAN_UNITS * 1.5  # about the mean
+
+
+def test_an_added_or_removed_unit_changes_only_its_own_batch() -> None:
+    units = _units(3000)
+    before = {batch_key(b) for b in batches(units)}
+    added = [*units[:1234], Unit("agentsession", ("store/new.jsonl",)), *units[1234:]]
+    removed = units[:2000] + units[2001:]
+    for changed in (added, removed):
+        after = {batch_key(b) for b in batches(changed)}
+        assert len(before - after) <= 2  # the batch that held the change (or two it joined)
+        assert len(after - before) == 1
+
+
+def test_large_sessions_get_batches_of_about_target_bytes(tmp_path: Path) -> None:
+    units = []
+    for i in range(400):
+        f = tmp_path / f"s{i:03d}.jsonl"
+        f.write_bytes(b"x" * (TARGET_BYTES // 4))
+        units.append(Unit("agentsession", (str(f),)))
+    per_batch = len(units) / len(batches(units))
+    assert 2 < per_batch < 6  # about four quarter-target sessions a batch, not 64
