@@ -1,14 +1,14 @@
-"""``ray``: units as Ray tasks, on a cluster or on a Ray started for the run.
+"""``ray``: batches of units as Ray tasks, on a cluster or on a Ray started for the run.
 
 ``--ray-address`` (or ``RAY_ADDRESS``) joins a running cluster; without
 one, a local Ray with ``--workers`` CPUs is started and stopped with the
-run.  A task runs the job over a chunk of units, so what the job builds
+run.  A task runs the job over a chunk of batches, so what the job builds
 once (the compiled redactor, the session index) is built once per chunk;
-each task writes its units' documents and parts into the output folder, so
+each task writes its batches' documents and parts into the output folder, so
 every node must see that folder at the same path (a shared filesystem).
 Results come back in unit order, with at most ``2 x workers`` chunks in
 flight, so the driver holds a bounded number of results.  The job is a pure
-function of its unit: the data files equal the local executor's, byte for byte.
+function of its batch: the data files equal the local executor's, byte for byte.
 """
 
 from __future__ import annotations
