@@ -1,9 +1,9 @@
 """Parquet files as ``datasets`` writes them (DESIGN §4, datasets-and-ecosystem §2.3).
 
-Each unit's rows are written to an Arrow IPC part file under
-``DIR/.trajset/parts/`` (the unit's share of every table, which is also what
+A batch of units writes its rows to Arrow IPC part files under
+``DIR/.trajset/parts/`` (its share of every table, which is also what
 ``--mode resume`` keeps).  ``ShardWriter`` takes the parts in unit order while
-the run goes on (as each unit's result arrives) and writes the shards
+the run goes on (as each batch's result arrives) and writes the shards
 ``data/<table>/train-NNNNN-of-MMMMM.parquet``: zstd, row groups of at most
 100 MB and shards of at most 500 MB (uncompressed), page index on.  Same
 rows in the same parts give the same bytes, whenever each part arrives.
@@ -38,7 +38,7 @@ def to_table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
 
 
 def write_part(path: Path, table: pa.Table) -> tuple[int, int]:
-    """A unit's rows as an Arrow IPC file (cheap to write, mapped when assembled); returns
+    """Rows as an Arrow IPC part file (cheap to write, mapped when assembled); returns
     its ``part_facts``, which the assembly needs before it reads the part."""
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, table.schema) as w:
