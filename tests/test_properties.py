@@ -11,7 +11,7 @@ from trajset.pipeline import Trajectory, trajectories
 from trajset.pipeline.atif import to_atif
 from trajset.pipeline.jsonio import canonical
 from trajset.pipeline.stores import read_session_text
-from trajset.pipeline.tree import parse_policy
+from trajset.pipeline.tree import outcome_records, parse_policy
 from trajset.schemas.atif import validate_document
 
 from .strategies import sessions
@@ -104,3 +104,30 @@ def test_export_invariants(b, prefer) -> None:  # type: ignore[no-untyped-def]
 
 def _depth(s, entry_id: str) -> int:  # type: ignore[no-untyped-def]
     return len(s.path(entry_id))
+
+
+@given(sessions())
+def test_an_outcome_applies_to_exactly_the_leaves_below_its_target(b) -> None:  # type: ignore[no-untyped-def]
+    """The depth-first spans give what a walk of the target's subtree gives."""
+    s = b.session()
+    for record in outcome_records(s):
+        if record.target is None:
+            assert record.leaf_ids == tuple(s.leaves())
+            continue
+        under = set(s.subtree_ids(record.target)) if record.target in s.by_id else set()
+        assert record.leaf_ids == tuple(leaf for leaf in s.leaves() if leaf in under)
+
+
+def test_an_outcome_stops_at_its_targets_subtree() -> None:
+    """A leaf right after the target's subtree (its sibling) is not under the target."""
+    from trajset.pipeline.builder import SessionBuilder
+
+    b = SessionBuilder("s-spans", hashes=False)
+    b.user("q")
+    target = b.respond(text="a")
+    sibling = b.branch(b.entries[-2]["id"]).user("x")  # beside the response, under its item
+    b.add("outcome", parent=None, kind="eval", target=target, score=1.0)
+    session = b.session()
+    assert {target, sibling} <= set(session.leaves())
+    [record] = outcome_records(session)
+    assert record.leaf_ids == (target,)

@@ -11,9 +11,35 @@ from trajset.schemas.session import Session
 from ..jsonio import dumps_compact
 
 
+def _spans(session: Session) -> dict[str, tuple[int, int]]:
+    """Each entry's (first, end) numbers in a depth-first numbering of the tree: ``b`` lies
+    in ``a``'s subtree exactly when ``a``'s span holds ``b``'s first number.  One pass over
+    the tree instead of a subtree walk per outcome (quadratic in a long session with an
+    outcome per turn: 57% of a 3,200-turn session's export)."""
+    spans: dict[str, tuple[int, int]] = {}
+    first: dict[str, int] = {}
+    orphans = (e.id for e in session.entries if e.parent and e.parent not in session.by_id)
+    n = 0
+    for top in [*session.roots(), *orphans]:
+        stack: list[tuple[str, bool]] = [(top, False)]
+        while stack:
+            node, closing = stack.pop()
+            if closing:
+                spans[node] = (first[node], n)
+                continue
+            if node in first:  # reached twice: not a tree here; left to the walk below
+                continue
+            first[node] = n
+            n += 1
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(session.children_of.get(node, ())))
+    return spans
+
+
 def outcome_records(session: Session) -> list[OutcomeRecord]:
     """Every outcome entry, in file order, with the leaves whose path holds its target."""
     leaves = session.leaves()
+    spans: dict[str, tuple[int, int]] | None = None
     out = []
     for e in session.entries:
         b = e.body
@@ -21,8 +47,13 @@ def outcome_records(session: Session) -> list[OutcomeRecord]:
             continue
         target = b.target or ""
         if target:
-            under = set(session.subtree_ids(target)) if target in session.by_id else set()
-            applies = tuple(leaf for leaf in leaves if leaf in under)
+            spans = _spans(session) if spans is None else spans
+            if target in spans:
+                lo, hi = spans[target]
+                applies = tuple(leaf for leaf in leaves if lo <= spans.get(leaf, (-1, 0))[0] < hi)
+            else:  # an entry the numbering did not reach
+                under = set(session.subtree_ids(target)) if target in session.by_id else set()
+                applies = tuple(leaf for leaf in leaves if leaf in under)
         else:
             applies = tuple(leaves)
         out.append(
