@@ -32,6 +32,7 @@ from .outputs.markers import (
     STATE,
     check_resumable,
     drop_state,
+    part_path,
     read_marker,
     write_marker,
 )
@@ -104,9 +105,7 @@ def resumable(out: Path, todo: Sequence[Batch]) -> dict[int, BatchResult]:
     kept: set[str] = set()
     for i, batch in enumerate(todo):
         r = read_marker(out, batch)
-        if r is not None and all(
-            u.fingerprint and u.fingerprint == fingerprint(u.unit)[0] for u in r.units
-        ):
+        if r is not None and _intact(out, r):
             done[i] = r
             kept.update(name for u in r.units for name in u.documents)
     keys = {batch_key(todo[i]) for i in done}
@@ -120,6 +119,14 @@ def resumable(out: Path, todo: Sequence[Batch]) -> dict[int, BatchResult]:
         if doc.name not in kept:
             doc.unlink()
     return done
+
+
+def _intact(out: Path, r: BatchResult) -> bool:
+    """Every unit's inputs unchanged (same fingerprints) and every part the marker names there."""
+    parts = [part_path(out, r.batch, seq, name) for seq, f in enumerate(r.parts) for name in f]
+    return all(p.exists() for p in parts) and all(
+        u.fingerprint and u.fingerprint == fingerprint(u.unit)[0] for u in r.units
+    )
 
 
 def assemble_outputs(out: Path, result: RunResult, assembly: Assembly) -> dict[str, JSON]:
