@@ -162,11 +162,11 @@ def run_export(
     with locked(out):
         target = prepare_output(out, run.mode)  # ``out``, or where overwrite stages
         check_resumable(target, options, run.mode == Mode.resume, run.secrets)
-        ctx = RunContext(
-            target, options, run.secrets, SessionIndex.of(units), world_size=run.workers
-        )
+        index = SessionIndex.of(units).write(target / STATE / "index.db")
+        ctx = RunContext(target, options, run.secrets, index, world_size=run.workers)
         assembly = Assembly(target)
         result = run_units(ctx, units, run, progress, assembly)
+        Path(index.path).unlink()  # rebuilt by every run; no job reads it any more
         result.skipped = skipped_paths(stores, units)
         result.stats.counts["paths_skipped"] = len(result.skipped)
         facts = assemble_outputs(target, result, assembly)

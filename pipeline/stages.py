@@ -46,7 +46,7 @@ from .outputs.documents import prepare_document, write_document, write_media
 from .outputs.parts import placeholders, redact_errors
 from .results import UnitResult
 from .stats import Stats
-from .stores import SessionIndex, Unit, fingerprint, linked_sessions, load_unit
+from .stores import Index, SessionIndex, Unit, fingerprint, linked_sessions, load_unit
 from .tables import TABLES, Row
 from .tables import where as where_filter
 from .tables.messages import document_messages, fork_prompt
@@ -62,7 +62,7 @@ class RunContext:
     out: Path
     options: ExportOptions
     secrets: tuple[str, ...] = ()
-    index: SessionIndex = field(default_factory=SessionIndex)
+    index: Index = field(default_factory=SessionIndex)
     rank: int = 0
     world_size: int = 1
 

@@ -15,6 +15,7 @@ from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
 from trajset.pipeline.export import default_workers
 from trajset.pipeline.jobs import BatchJob
 from trajset.pipeline.stages import RunContext
+from trajset.pipeline.stores import SessionIndex, Unit
 
 
 def _square(n: int) -> int:
@@ -49,3 +50,18 @@ def test_workers_beyond_the_cpus_are_capped_with_a_message(tmp_path: Path) -> No
     )
     assert result.exit_code == 0, result.output
     assert f"using {default_workers()}" in result.output
+
+
+def test_a_job_carries_the_session_index_as_a_file_not_every_id(tmp_path: Path) -> None:
+    """With the index in memory every chunk of work carried every session id of the store."""
+    units = [
+        Unit("agentsession", (f"store/s{i}.jsonl",), options=(("a", "b"),)) for i in range(5000)
+    ]
+    index = SessionIndex({f"id-{i}": u for i, u in enumerate(units)})
+    on_disk = index.write(tmp_path / "index.db")
+    job = BatchJob(RunContext(tmp_path, ExportOptions(), index=on_disk))
+    assert len(pickle.dumps(job)) < 2000 < len(pickle.dumps(index))
+    clone = pickle.loads(pickle.dumps(job)).ctx.index
+    for sid in ("id-0", "id-1234", "id-4999"):
+        assert clone.unit_of(sid) == index.unit_of(sid)
+    assert clone.unit_of("id-5000") is None

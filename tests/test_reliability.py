@@ -207,6 +207,7 @@ def test_resume_re_exports_changed_and_added_inputs_and_drops_removed_ones(
     out = tmp_path / "out"
     run_export([store], out, ExportOptions(), RunOptions(workers=1, keep_state=keep_state))
     assert (out / ".trajset" / "parts").exists() == keep_state  # scratch goes unless kept
+    assert not (out / ".trajset" / "index.db").exists()  # the jobs' index goes in any case
     files = sorted(store.rglob("*.jsonl"))
     [changed] = [f for f in files if "write a regex for emails" in f.read_text()]
     removed = next(f for f in files if f != changed)

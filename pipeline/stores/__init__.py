@@ -5,7 +5,8 @@ asks each reader's ``detect`` in this order, and every later step looks the
 unit's kind up here, so the store kind is dispatched in exactly this place.
 ``discover`` lists the work units of the given stores in a stable order;
 ``load_unit`` reads one; ``SessionIndex`` knows which unit holds a session,
-so linked subsessions can be loaded without reading every unit.
+so linked subsessions can be loaded without reading every unit (``IndexFile``
+is the same, in a file, for the jobs of a run).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .agentsession import AgentSessionReader, read_session, read_session_text
 from .base import Loaded, StoreReader, Unit, file_fingerprint
 from .claude import ClaudeCodeReader
 from .einox import EinoxReader
+from .index_file import IndexFile
 from .sqlite import SqliteReader
 from .suga import SugaReader
 
@@ -157,10 +159,16 @@ class SessionIndex:
     def unit_of(self, session_id: str) -> Unit | None:
         return self.units.get(session_id)
 
+    def write(self, path: Path) -> IndexFile:
+        """The index as a file at ``path``, which jobs carry as its path."""
+        return IndexFile.write(path, self.units.items())
 
-def linked_sessions(
-    index: SessionIndex, session: Session, own: dict[str, Session]
-) -> dict[str, Session]:
+
+#: what a run looks sessions up in: in memory, or in a file (what jobs carry)
+Index = SessionIndex | IndexFile
+
+
+def linked_sessions(index: Index, session: Session, own: dict[str, Session]) -> dict[str, Session]:
     """The subsessions ``session`` links to, transitively: among the unit's own sessions,
     else in the unit the run's index names."""
     found: dict[str, Session] = {}
@@ -193,6 +201,8 @@ def linked_sessions(
 __all__ = [
     "READERS",
     "STORE_KINDS",
+    "Index",
+    "IndexFile",
     "SessionIndex",
     "StoreReader",
     "Unit",
