@@ -6,8 +6,9 @@
          ─export─▶ SessionExport ─where─▶ SessionExport ─tables+write─▶ UnitResult
 
 Each stage is a generator over the records of one unit (a unit may hold
-several sessions; an executor runs batches of units, see ``batches``), counts what it took, passed on and dropped (by reason)
-in the unit's ``Stats`` and times itself.  Nothing here is module state:
+several sessions; an executor runs batches of units, see ``jobs``), counts
+what it took, passed on and dropped (by reason) in the unit's ``Stats`` and
+times itself.  Nothing here is module state:
 ``jobs.BatchJob`` carries the frozen ``RunContext`` to any process an executor
 runs it in and builds what it derives from the options once per job.
 """

@@ -261,7 +261,10 @@ def test_shards_split_at_the_byte_cap_and_small_tables_stay_one_shard(
     facts = [parquet.part_facts(p) for p in parts]
     monkeypatch.setattr(parquet, "MAX_SHARD_BYTES", 4000)  # below the parts' total: split
     assert sum(s for _, s in facts) > 4000
-    written = parquet.assemble(tmp_path / "again", "steps", parts)
+    writer = parquet.ShardWriter(tmp_path / "again", "steps")
+    for part, (n, size) in zip(parts, facts, strict=True):
+        writer.add(part, n, size)
+    written = writer.finish()
     assert [p.name for p in written] == [
         f"train-{i:05d}-of-{len(written):05d}.parquet" for i in range(len(written))
     ]

@@ -111,7 +111,7 @@ def export(
         bool | None,
         typer.Option(
             "--keep-state",
-            help="Keep .trajset/ (each unit's parts and marker) after success, so that a later "
+            help="Keep .trajset/ (each batch's parts and marker) after success, so that a later "
             "--mode resume re-exports only the session files that changed.",
         ),
     ] = None,

@@ -46,8 +46,7 @@ def write_part(path: Path, table: pa.Table) -> tuple[int, int]:
     data = sink.getvalue()
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         fh.write(data)  # one write, no copy to bytes
-    written = pa.ipc.open_file(data).read_all()  # as the assembly will read it
-    return written.num_rows, int(written.nbytes)
+    return part_facts(data)
 
 
 def read_part(path: Path) -> pa.Table:
@@ -61,9 +60,10 @@ def read_part(path: Path) -> pa.Table:
         return pa.ipc.open_file(f).read_all()
 
 
-def part_facts(path: Path) -> tuple[int, int]:
-    """(rows, in-memory bytes) of a part, through a mapping (no copy) closed at once."""
-    with pa.memory_map(str(path)) as f:
+def part_facts(part: Path | pa.Buffer) -> tuple[int, int]:
+    """(rows, in-memory bytes) of a part, its file or its bytes, as the assembly reads it:
+    through a mapping (no copy) closed at once."""
+    with pa.memory_map(str(part)) if isinstance(part, Path) else pa.BufferReader(part) as f:
         table = pa.ipc.open_file(f).read_all()
         return table.num_rows, int(table.nbytes)
 
@@ -186,12 +186,3 @@ class ShardWriter:
             self.groups.flush()
             self.groups.writer.close()
             self.groups = None
-
-
-def assemble(out: Path, name: str, parts: list[Path]) -> list[Path]:
-    """The shards of table ``name`` from the parts in the given order, in one go."""
-    writer = ShardWriter(out, name)
-    for part in parts:
-        if part.exists():
-            writer.add(part, *part_facts(part))
-    return writer.finish()
