@@ -7,14 +7,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
 from trajset.pipeline import ExportOptions, Mode, RunOptions, run_export, sample_store
 from trajset.pipeline.cli import app
 from trajset.pipeline.errors import AbortRun
+from trajset.pipeline.outputs.card import features
 from trajset.pipeline.publish import PublishRefused, plan, upload
-from trajset.pipeline.tables import CONFIGS
+from trajset.pipeline.tables import CONFIGS, TABLES
 
 from .conftest import session_file
 
@@ -179,3 +181,18 @@ def test_a_store_without_forks_or_outcomes_loads_every_config_of_its_card(
     )
     assert CliRunner().invoke(app, ["validate", str(out)]).exit_code == 0
     assert json.loads((out / "manifest.json").read_text())["tables"]["preferences"]["rows"] == 0
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_card_features_are_what_datasets_derives_from_the_schema(name: str) -> None:
+    from datasets import Features
+
+    schema = TABLES[name].schema
+    ours = features(schema)
+    assert ours == Features.from_arrow_schema(schema)._to_yaml_list()
+    assert Features._from_yaml_list(ours) == Features.from_arrow_schema(schema)  # reads back
+
+
+def test_a_type_without_a_card_dtype_is_named() -> None:
+    with pytest.raises(TypeError, match="date32"):
+        features(pa.schema([("day", pa.date32())]))
