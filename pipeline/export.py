@@ -39,9 +39,8 @@ from .outputs.markers import (
 from .outputs.parquet import to_table, write_single
 from .outputs.parts import Assembly
 from .outputs.tables_info import table_facts
-from .results import BatchResult, RunResult, UnitResult
+from .results import BatchResult, InputLog, RunResult
 from .stages import RunContext
-from .stats import Stats
 from .stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
 from .tables.where import compile_where
 
@@ -53,22 +52,21 @@ def run_units(
     ctx: RunContext,
     units: Sequence[Unit],
     run: RunOptions,
+    kept: RunResult,
     progress: Progress | None = None,
     assembly: Assembly | None = None,
 ) -> RunResult:
-    """Every unit's result in unit order; finished batches of a resumed run are not run again.
+    """Run every unit (finished batches of a resumed run are not run again) and keep, in
+    unit order, what the run's outputs need of each result (``kept``, returned).
 
-    Each batch's parts go to ``assembly`` as its result arrives; its units' stats are
-    merged and then dropped with their document names (both are in its marker), so the
-    results kept for the manifest stay small."""
+    Each batch's parts go to ``assembly`` as its result arrives; then its marker holds
+    the rest, so nothing per unit stays in memory but the run's error rows."""
     start = time.perf_counter()
-    stats = Stats()
     todo = batches(list(units))
     done: dict[int, BatchResult] = {}
     if run.mode == Mode.resume:
         done = resumable(ctx.out, todo)
     fresh = make_executor(run).map(BatchJob(ctx), [b for i, b in enumerate(todo) if i not in done])
-    results: list[UnitResult] = []
     finished = sum(len(b.units) for b in done.values())
     for i in range(len(todo)):
         result = done.get(i)
@@ -79,21 +77,16 @@ def run_units(
             if progress:
                 progress(finished, len(units))
         if assembly is not None:
-            with stats.timed("assemble"):
+            with kept.stats.timed("assemble"):
                 assembly.add(result)
-        results.extend(_keep_for_manifest(r, stats) for r in result.units)
+        for r in result.units:
+            kept.add(r)
     for _ in fresh:  # run the executor to its end (a pool shuts down there)
         raise RuntimeError("the executor returned more results than it was given batches")
-    stats.counts["units"] = len(units)
-    stats.counts["units_reused"] = sum(len(b.units) for b in done.values())
-    seconds = time.perf_counter() - start
-    return RunResult(results, stats, seconds, sum(r.bytes_read for r in results))
-
-
-def _keep_for_manifest(r: UnitResult, stats: Stats) -> UnitResult:
-    stats.merge(r.stats)
-    r.stats, r.documents = Stats(), []
-    return r
+    kept.stats.counts["units"] = len(units)
+    kept.stats.counts["units_reused"] = sum(len(b.units) for b in done.values())
+    kept.seconds = time.perf_counter() - start
+    return kept
 
 
 def resumable(out: Path, todo: Sequence[Batch]) -> dict[int, BatchResult]:
@@ -134,7 +127,7 @@ def assemble_outputs(out: Path, result: RunResult, assembly: Assembly) -> dict[s
     shard sizes and checksums)."""
     with result.stats.timed("assemble"):
         facts = {name: table_facts(out, shards) for name, shards in assembly.finish().items()}
-        errors = [asdict(e) for r in result.units for e in r.errors]
+        errors = [asdict(e) for e in result.errors]
         write_single(out / "errors.parquet", to_table("errors", errors))
     return facts
 
@@ -164,13 +157,15 @@ def run_export(
         check_resumable(target, options, run.mode == Mode.resume, run.secrets)
         index = SessionIndex.of(units).write(target / STATE / "index.db")
         ctx = RunContext(target, options, run.secrets, index, world_size=run.workers)
+        inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         assembly = Assembly(target)
-        result = run_units(ctx, units, run, progress, assembly)
+        result = run_units(ctx, units, run, RunResult(inputs), progress, assembly)
         Path(index.path).unlink()  # rebuilt by every run; no job reads it any more
         result.skipped = skipped_paths(stores, units)
         result.stats.counts["paths_skipped"] = len(result.skipped)
         facts = assemble_outputs(target, result, assembly)
         manifest = write_manifest(target, options, result, version, redactor, facts)
+        inputs.path.unlink(missing_ok=True)  # in the manifest now
         atomic_write(target / "README.md", card(manifest, options.license).encode())
         if not run.keep_state:
             drop_state(target)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from trajset.schemas.records import ErrorRow
 
@@ -72,17 +75,64 @@ class BatchResult:
         return cls(batch, units, parts)
 
 
+class InputLog(list[dict[str, Any]]):
+    """The manifest's ``inputs``, one entry per unit, spooled to a file as results arrive
+    (held in memory they would grow with the store).  Iterating reads them back in order;
+    ``json.dump`` writes a list subclass through iteration, so the manifest streams it."""
+
+    def __init__(self, path: Path, source: Callable[[str], str]) -> None:
+        super().__init__()
+        self.path, self.source, self.written = path, source, 0
+        self._fh: IO[str] | None = None
+
+    def add(self, r: UnitResult) -> None:
+        """The unit's entry: its source (as ``source`` shows it), session ids and fingerprint."""
+        entry: dict[str, Any] = {"source": self.source(r.unit.label)}
+        if len(r.session_ids) > 1:
+            entry["session_ids"] = r.session_ids
+        else:
+            entry["session_id"] = r.session_ids[0] if r.session_ids else ""
+        entry |= {"sha256": r.fingerprint, "bytes": r.bytes_read}
+        if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.path, "w" if not self.written else "a", encoding="utf-8")  # noqa: SIM115
+        self._fh.write(json.dumps(entry) + "\n")
+        self.written += 1
+
+    def close(self) -> None:
+        """Flush and close the spool (reading it back closes it too)."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def __len__(self) -> int:
+        return self.written
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        self.close()
+        if not self.written:
+            return
+        with open(self.path, encoding="utf-8") as fh:
+            for line in fh:
+                yield json.loads(line)
+
+
 @dataclass
 class RunResult:
-    """Every unit's result in unit order, the merged stats, and the run's time and input size."""
+    """What a run keeps: the merged stats, every error row, the input size and time, and
+    the manifest's input entries (spooled to a file); no result per unit."""
 
-    units: list[UnitResult]
-    stats: Stats
-    seconds: float
-    bytes_read: int
+    inputs: InputLog
+    stats: Stats = field(default_factory=Stats)
+    errors: list[ErrorRow] = field(default_factory=list)
+    bytes_read: int = 0
+    seconds: float = 0.0
     #: (path, reason) of every path below a folder store that no unit reads, sorted
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
-    @property
-    def errors(self) -> list[ErrorRow]:
-        return [e for r in self.units for e in r.errors]
+    def add(self, r: UnitResult) -> None:
+        """Keep what the manifest, ``errors.parquet`` and the summary need of a unit's result."""
+        self.stats.merge(r.stats)
+        self.errors.extend(r.errors)
+        self.bytes_read += r.bytes_read
+        self.inputs.add(r)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections import Counter
 from pathlib import Path
@@ -24,6 +25,8 @@ from trajset.pipeline import (
 )
 from trajset.pipeline.cli import app
 from trajset.pipeline.outputs import parquet
+from trajset.pipeline.results import InputLog, UnitResult
+from trajset.pipeline.stores import Unit, discover, fingerprint
 from trajset.pipeline.tables import CONFIGS, SCHEMAS, preferences
 from trajset.pipeline.tables.messages import step_messages
 
@@ -153,6 +156,34 @@ def test_pair_count_formula_and_references_on_the_sample_store(exported: Path) -
         ) in leaves
     for o in _rows(exported, "outcomes"):
         assert o["leaf_ids"] and all((o["session_id"], leaf) in leaves for leaf in o["leaf_ids"])
+
+
+def test_manifest_lists_every_input_and_its_spool_is_gone(exported: Path) -> None:
+    inputs = json.loads((exported / "manifest.json").read_text())["inputs"]
+    units = discover([sample_store()])
+    assert [i["source"] for i in inputs] == [u.label for u in units]
+    assert [(i["sha256"], i["bytes"]) for i in inputs] == [fingerprint(u) for u in units]
+    assert not list(exported.rglob("inputs.jsonl"))
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_spooled_inputs_dump_as_the_list_they_hold(tmp_path: Path, n: int) -> None:
+    log = InputLog(tmp_path / "inputs.jsonl", str.upper)
+    for i in range(n):
+        ids = [f"s-{i}-{k}" for k in range(i)]
+        log.add(
+            UnitResult(Unit("agentsession", (f"/s/{i}.jsonl",)), ids, fingerprint="f", bytes_read=i)
+        )
+    doc = {"a": "ü", "inputs": log, "z": [1]}
+    streamed = io.StringIO()
+    json.dump(doc, streamed, indent=2, ensure_ascii=False)
+    spool = tmp_path / "inputs.jsonl"
+    plain = [json.loads(line) for line in spool.read_text().splitlines()] if n else []
+    assert streamed.getvalue() == json.dumps(doc | {"inputs": plain}, indent=2, ensure_ascii=False)
+    assert [e["source"] for e in plain] == [f"/S/{i}.JSONL" for i in range(n)]
+    assert [("session_id" in e, len(e.get("session_ids", []))) for e in plain][2:] == [
+        (False, 2)
+    ] * (n == 3)
 
 
 @settings(max_examples=40, deadline=None)

@@ -11,7 +11,7 @@ from trajset.redactors import Redactor
 from ..options import ExportOptions
 from ..results import RunResult
 from ..stores import SKIPS_LISTED
-from .files import atomic_write
+from .files import atomic_path
 
 JSON = Any
 
@@ -31,19 +31,6 @@ def redaction_report(options: ExportOptions, counts: dict[str, int]) -> JSON:
         "hashed_context_entries_changed": counts.get("redacted_hashed_context_entries", 0),
         "note": "request hashes of responses whose context was redacted no longer verify; this is expected",
     }
-
-
-def _inputs(run: RunResult, redactor: Redactor) -> list[JSON]:
-    out = []
-    for r in run.units:
-        entry: dict[str, JSON] = {"source": redactor.plain_text(r.unit.label)}
-        if len(r.session_ids) > 1:
-            entry["session_ids"] = r.session_ids
-        else:
-            entry["session_id"] = r.session_ids[0] if r.session_ids else ""
-        entry |= {"sha256": r.fingerprint, "bytes": r.bytes_read}
-        out.append(entry)
-    return out
 
 
 def write_manifest(
@@ -67,7 +54,7 @@ def write_manifest(
             "homes": len(options.homes),  # how many --home paths (the paths name their users)
             "max_media_bytes": options.max_media_bytes,
         },
-        "inputs": _inputs(run, redactor),
+        "inputs": run.inputs,
         "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},
         "errors": len(run.errors),
         "skipped": [
@@ -78,6 +65,7 @@ def write_manifest(
         "stages": {k: v.to_json() for k, v in run.stats.stages.items()},
         "tables": tables or {},
     }
-    text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-    atomic_write(out / "manifest.json", text.encode())
+    with atomic_path(out / "manifest.json") as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, indent=2, ensure_ascii=False)  # streams the spooled inputs
+        fh.write("\n")
     return manifest
