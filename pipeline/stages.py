@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from trajset.redactors import Redactor
 from trajset.schemas.records import (
@@ -54,6 +53,9 @@ from .tables.messages import document_messages, fork_prompt
 from .tables.trajectories import scalars
 from .tree import TreeIndex, decide, outcome_records, trajectories
 from .tree.policies import Policy
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,16 @@ whose expression is null (no outcome) does not match.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 import pyarrow as pa
 
 from trajset.schemas.tables import TRAJECTORIES
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:  # polars is imported where a filter is used (0.1 s of every process otherwise)
+    import polars as pl
 
 #: scalar columns of ``trajectories`` a filter may use
 FILTER_COLUMNS = tuple(
@@ -26,6 +28,8 @@ FILTER_COLUMNS = tuple(
 
 def compile_where(expr: str) -> pl.Expr:
     """Parse ``expr``; ``UsageError`` naming the problem and the usable columns."""
+    import polars as pl
+
     try:
         compiled = pl.sql_expr(expr)
         names = compiled.meta.root_names()
@@ -47,6 +51,8 @@ def compile_where(expr: str) -> pl.Expr:
 
 def matching(rows: list[dict[str, Any]], expr: pl.Expr) -> list[bool]:
     """One flag per row: does ``expr`` hold (null counts as no)?"""
+    import polars as pl
+
     if not rows:
         return []
     schema = pa.schema([TRAJECTORIES.field(n) for n in FILTER_COLUMNS])
