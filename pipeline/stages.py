@@ -6,9 +6,11 @@
          ─export─▶ SessionExport ─where─▶ SessionExport ─tables+write─▶ UnitResult
 
 Each stage is a generator over the records of one unit (a unit may hold
-several sessions; an executor runs batches of units, see ``jobs``), counts
-what it took, passed on and dropped (by reason) in the unit's ``Stats`` and
-times itself.  Nothing here is module state:
+several sessions; from ``export`` on, a session travels in slices of ``SLICE``
+trajectories, so its documents are written and released slice by slice),
+counts what it took, passed on and dropped (by reason) in the unit's ``Stats``
+and times itself.  ``jobs.process_unit`` runs a unit through the chain; an
+executor runs batches of units.  Nothing here is module state:
 ``jobs.BatchJob`` carries the frozen ``RunContext`` to any process an executor
 runs it in and builds what it derives from the options once per job.
 """
@@ -16,7 +18,7 @@ runs it in and builds what it derives from the options once per job.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,10 +45,9 @@ from .errors import (
 from .options import ExportOptions
 from .outputs.audit import count_placeholders
 from .outputs.documents import prepare_document, write_document, write_media
-from .outputs.parts import placeholders, redact_errors
 from .results import UnitResult
 from .stats import Stats
-from .stores import Index, SessionIndex, Unit, fingerprint, linked_sessions, load_unit
+from .stores import Index, SessionIndex, Unit, linked_sessions, load_unit
 from .tables import TABLES, Row
 from .tables import where as where_filter
 from .tables.messages import document_messages, fork_prompt
@@ -56,6 +57,9 @@ from .tree.policies import Policy
 
 if TYPE_CHECKING:
     import polars as pl
+
+#: trajectories per slice of a session: what a worker holds the documents of at once
+SLICE = 16
 
 
 @dataclass(frozen=True)
@@ -231,7 +235,9 @@ def _export_one(
 def export(
     rt: Runtime, items: Iterable[SessionTrajectories], unit: Unit, stats: Stats
 ) -> Iterator[SessionExport]:
-    """Each trajectory's validated document and messages, and the prompt at every fork."""
+    """Each trajectory's validated document and messages, in slices of ``SLICE`` per session
+    (so a session's documents are written and released slice by slice); the last slice of
+    a session carries the prompt at every fork."""
     for st_ in items:
         session = st_.session
         options = AtifOptions(
@@ -243,6 +249,9 @@ def export(
         errors = list(st_.errors)
         omitted: dict[str, None] = {}  # once per session, though documents share media
         for item in st_.results:
+            if len(exported) == SLICE:
+                yield SessionExport(st_, exported, {}, list(exported), 0, errors, last=False)
+                exported, errors = [], []
             if isinstance(item, ErrorRow):
                 errors.append(item)
                 continue
@@ -287,30 +296,58 @@ def where(rt: Runtime, exports: Iterable[SessionExport], stats: Stats) -> Iterat
 def tables_and_write(
     ctx: RunContext, rt: Runtime, exports: Iterable[SessionExport], result: UnitResult
 ) -> dict[str, list[Row]]:
-    """Table rows of every session, and its documents and media written; returns the rows."""
-    stats, atif_dir = result.stats, ctx.out / "atif"
+    """Table rows and documents of every slice of every session as it arrives; a slice's
+    documents are released once written (``session`` tables get each session's kept
+    trajectories without them).  Returns the rows."""
     rows: dict[str, list[Row]] = {name: [] for name in TABLES}
+    whole: SessionExport | None = None  # the session so far, documents released
     for ex in exports:
-        result.session_ids.append(ex.session.id)
-        with stats.timed("tables") as st:
-            st.taken += len(ex.kept)
-            for name, table in TABLES.items():
-                rows[name].extend(table.rows(ex, stats.counts))
-            st.passed += len(ex.kept)
-        with stats.timed("write") as st:
-            for prompt in ex.prompts.values():
-                if prompt is not None:
-                    write_media(atif_dir, prompt.media)
-            for et in ex.kept:
-                st.taken += 1
-                data = write_document(atif_dir, et.name, et.document, et.media)
-                if rt.redactor.active:
-                    for rule, n in count_placeholders(data.decode("utf-8")).items():
-                        stats.counts[f"redacted/atif/{rule}"] += n
-                st.passed += 1
-                result.documents.append(et.name)
-        _finish_session(ex, result)
+        if whole is None:
+            result.session_ids.append(ex.session.id)
+            whole = SessionExport(ex.source, [], {})
+        _table_rows(ex, "trajectory", rows, result.stats)
+        _write_documents(ctx, rt, ex, result)
+        released = {id(et): _released(et) for et in ex.exported}  # kept are among them
+        whole.exported += released.values()
+        whole.kept += (released[id(et)] for et in ex.kept)
+        whole.errors += ex.errors
+        if ex.last:
+            whole.prompts = ex.prompts
+            _table_rows(whole, "session", rows, result.stats)
+            _finish_session(whole, result)
+            whole = None
     return rows
+
+
+def _released(et: ExportedTrajectory) -> ExportedTrajectory:
+    """The trajectory without its document and media (written already); messages stay."""
+    return replace(et, document={}, media={})
+
+
+def _table_rows(ex: SessionExport, per: str, rows: dict[str, list[Row]], stats: Stats) -> None:
+    with stats.timed("tables") as st:
+        st.taken += len(ex.kept) if per == "trajectory" else 0
+        for name, table in TABLES.items():
+            if table.per == per:
+                rows[name].extend(table.rows(ex, stats.counts))
+        st.passed += len(ex.kept) if per == "trajectory" else 0
+
+
+def _write_documents(ctx: RunContext, rt: Runtime, ex: SessionExport, result: UnitResult) -> None:
+    """The slice's kept documents and, on a session's last slice, its fork prompts' media."""
+    atif_dir = ctx.out / "atif"
+    with result.stats.timed("write") as st:
+        for prompt in ex.prompts.values():
+            if prompt is not None:
+                write_media(atif_dir, prompt.media)
+        for et in ex.kept:
+            st.taken += 1
+            data = write_document(atif_dir, et.name, et.document, et.media)
+            if rt.redactor.active:
+                for rule, n in count_placeholders(data.decode("utf-8")).items():
+                    result.stats.counts[f"redacted/atif/{rule}"] += n
+            st.passed += 1
+            result.documents.append(et.name)
 
 
 def _finish_session(ex: SessionExport, result: UnitResult) -> None:
@@ -326,41 +363,6 @@ def _finish_session(ex: SessionExport, result: UnitResult) -> None:
         reason = "the session holds no entry that makes a step, so no document was written"
         errors.append(ErrorRow(ex.session.source, ex.session.id, None, "no_trajectory", reason))
     result.errors.extend(errors)
-
-
-def process_unit(
-    ctx: RunContext, rt: Runtime, unit: Unit
-) -> tuple[UnitResult, dict[str, list[Row]]]:
-    """Read, redact, enumerate, export, filter and write one unit's documents; returns its
-    result and table rows.  Never raises for bad input.
-
-    An error nobody planned for loses this unit only: its documents are removed and it
-    becomes one ``internal`` error row, with no rows."""
-    result = UnitResult(unit)
-    try:
-        rows = _process(ctx, rt, unit, result)
-    except Exception as exc:
-        atif = ctx.out / "atif"
-        for name in result.documents:
-            (atif / name).unlink(missing_ok=True)
-        failed = UnitResult(unit, fingerprint=result.fingerprint, bytes_read=result.bytes_read)
-        first = (str(exc).splitlines() or [""])[0][:300]
-        message = f"{type(exc).__name__}: {first} (not expected; please report it with the input)"
-        failed.errors.append(ErrorRow(unit.label, "", None, "internal", message))
-        failed.stats.counts["sessions_read"] += 1
-        failed.stats.counts["sessions_failed"] += 1
-        result, rows = failed, {name: [] for name in TABLES}
-    redact_errors(rt.redactor, result)
-    result.stats.counts.update(placeholders(rt.redactor, rows))
-    return result, rows
-
-
-def _process(ctx: RunContext, rt: Runtime, unit: Unit, result: UnitResult) -> dict[str, list[Row]]:
-    result.fingerprint, result.bytes_read = fingerprint(unit)
-    stats = result.stats
-    trees = redact(rt, read(ctx, unit, result), stats, result.errors)
-    chain = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
-    return tables_and_write(ctx, rt, chain, result)
 
 
 def make_runtime(ctx: RunContext) -> Runtime:
@@ -382,5 +384,8 @@ def export_session(session: Session, options: ExportOptions | None = None) -> Se
     rt = make_runtime(RunContext(Path(), options or ExportOptions()))
     unit, stats = Unit("memory", (session.source or session.id,)), Stats()
     trees = redact(rt, [SessionInput(session)], stats, [])
-    [ex] = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
+    *head, ex = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
+    for part in reversed(head):  # slices joined again, documents kept
+        ex.exported[:0], ex.kept[:0], ex.errors[:0] = part.exported, part.kept, part.errors
+        ex.filtered_out += part.filtered_out
     return ex

@@ -147,7 +147,9 @@ class ForkPrompt:
 
 @dataclass
 class SessionExport:
-    """``export``'s output; ``where`` narrows ``kept`` and counts what it dropped."""
+    """``export``'s output, a session's trajectories or a slice of them (``last`` marks the
+    session's final slice, which carries its fork prompts); ``where`` narrows ``kept`` and
+    counts what it dropped."""
 
     source: SessionTrajectories
     exported: list[ExportedTrajectory]
@@ -155,6 +157,7 @@ class SessionExport:
     kept: list[ExportedTrajectory] = field(default_factory=list)
     filtered_out: int = 0
     errors: list[ErrorRow] = field(default_factory=list)
+    last: bool = True
 
     @property
     def session(self) -> Session:

@@ -1,7 +1,11 @@
 """What an output table is: a declared Arrow schema, a description for the card, and its rows.
 
-A table's rows are built from one session's ``SessionExport`` (the records
-the stages made), never by re-reading documents or inputs.
+A table's rows are built from the records the stages made (``SessionExport``),
+never by re-reading documents or inputs: a ``trajectory`` table from each slice
+of a session's trajectories, with their documents; a ``session`` table once per
+session, from all its kept trajectories after their documents were written and
+released (their messages stay), so a session of thousands of trajectories never
+holds every document at once.
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 
@@ -26,3 +30,4 @@ class Table:
     schema: pa.Schema
     description: str  # one line for the dataset card
     rows: Callable[[SessionExport, Counter[str]], list[Row]]  # may count into the unit's stats
+    per: Literal["trajectory", "session"] = "trajectory"

@@ -34,4 +34,5 @@ TABLE = Table(
     OUTCOMES,
     "one row per outcome entry, with the trajectories (`leaf_ids`) it applies to",
     rows,
+    per="session",
 )

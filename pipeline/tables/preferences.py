@@ -127,4 +127,5 @@ TABLE = Table(
     PREFERENCES,
     "pairs from abandoned branches: `prompt`/`chosen`/`rejected` (DPO, KTO, reward models)",
     rows,
+    per="session",
 )
