@@ -13,6 +13,8 @@ from functools import cached_property
 from trajset.schemas.records import ErrorRow
 
 from .batches import Batch
+from .emit import Spill, tables_and_write
+from .outputs.markers import part_path
 from .outputs.parts import placeholders, redact_errors, write_parts
 from .results import BatchResult, UnitResult
 from .stages import (
@@ -23,7 +25,6 @@ from .stages import (
     make_runtime,
     read,
     redact,
-    tables_and_write,
     where,
 )
 from .stores import Unit, fingerprint
@@ -31,61 +32,111 @@ from .tables import TABLES, Row
 
 
 def process_unit(
-    ctx: RunContext, rt: Runtime, unit: Unit
+    ctx: RunContext, rt: Runtime, unit: Unit, parts: BatchParts | None = None
 ) -> tuple[UnitResult, dict[str, list[Row]]]:
     """Read, redact, enumerate, export, filter and write one unit's documents; returns its
-    result and table rows.  Never raises for bad input.
+    result and the table rows it still holds (a unit with many documents hands its rows to
+    ``parts`` on the way).  Never raises for bad input.
 
-    An error nobody planned for loses this unit only: its documents are removed and it
-    becomes one ``internal`` error row, with no rows."""
+    An error nobody planned for loses this unit only: its documents and the parts it handed
+    on are removed and it becomes one ``internal`` error row, with no rows."""
     result = UnitResult(unit)
+
+    def spill(rows: dict[str, list[Row]]) -> None:
+        assert parts is not None
+        result.stats.counts.update(placeholders(rt.redactor, rows))
+        parts.spill(rows)
+
     try:
-        rows = _process(ctx, rt, unit, result)
+        rows = _process(ctx, rt, unit, result, spill if parts is not None else None)
     except Exception as exc:
         atif = ctx.out / "atif"
         for name in result.documents:
             (atif / name).unlink(missing_ok=True)
+        if parts is not None:
+            parts.discard_unit()
         failed = UnitResult(unit, fingerprint=result.fingerprint, bytes_read=result.bytes_read)
         first = (str(exc).splitlines() or [""])[0][:300]
         message = f"{type(exc).__name__}: {first} (not expected; please report it with the input)"
         failed.errors.append(ErrorRow(unit.label, "", None, "internal", message))
         failed.stats.counts["sessions_read"] += 1
         failed.stats.counts["sessions_failed"] += 1
-        result, rows = failed, {name: [] for name in TABLES}
+        result, rows = failed, _no_rows()
     redact_errors(rt.redactor, result)
     result.stats.counts.update(placeholders(rt.redactor, rows))
     return result, rows
 
 
-def _process(ctx: RunContext, rt: Runtime, unit: Unit, result: UnitResult) -> dict[str, list[Row]]:
+def _process(
+    ctx: RunContext, rt: Runtime, unit: Unit, result: UnitResult, spill: Spill | None
+) -> dict[str, list[Row]]:
     result.fingerprint, result.bytes_read = fingerprint(unit)
     stats = result.stats
     trees = redact(rt, read(ctx, unit, result), stats, result.errors)
     chain = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
-    return tables_and_write(ctx, rt, chain, result)
+    return tables_and_write(ctx, rt, chain, result, spill)
 
 
 #: a batch writes its rows to a part once the units behind them read this many input bytes
 PART_INPUT_BYTES = 4 * 1000 * 1000
 
 
-def process_batch(ctx: RunContext, rt: Runtime, batch: Batch) -> BatchResult:
-    """Each unit of the batch in order; their rows go to a part once the units behind them
-    have read ``PART_INPUT_BYTES`` (so a batch's rows in memory stay bounded), and at the end."""
-    out = BatchResult(batch)
-    rows: dict[str, list[Row]] = {name: [] for name in TABLES}
-    pending = 0
-    for i, unit in enumerate(batch):
-        result, unit_rows = process_unit(ctx, rt, unit)
-        out.units.append(result)
+def _no_rows() -> dict[str, list[Row]]:
+    return {name: [] for name in TABLES}
+
+
+class BatchParts:
+    """A batch's rows on their way to part files, in unit order: written once the units
+    behind them have read ``PART_INPUT_BYTES`` and at the batch's end, so the rows held
+    stay bounded.  A unit that writes many documents spills its rows on the way: they go
+    to parts of their own (after a part of the units before), removed if the unit fails."""
+
+    def __init__(self, ctx: RunContext, batch: Batch) -> None:
+        self.ctx, self.out = ctx, BatchResult(batch)
+        self.rows, self.pending = _no_rows(), 0
+        self.unit_first: int | None = None  # the current unit's first part, once it spilled
+
+    def _write(self) -> None:
+        if any(self.rows.values()):
+            self.out.parts.append(
+                write_parts(self.ctx.out, self.out.batch, len(self.out.parts), self.rows)
+            )
+        self.rows, self.pending = _no_rows(), 0
+
+    def spill(self, rows: dict[str, list[Row]]) -> None:
+        if self.unit_first is None:
+            self._write()
+            self.unit_first = len(self.out.parts)
+        self.rows = rows
+        self._write()
+
+    def discard_unit(self) -> None:
+        """Remove the parts the current unit spilled (it failed)."""
+        first = len(self.out.parts) if self.unit_first is None else self.unit_first
+        for seq, facts in enumerate(self.out.parts[first:], first):
+            for name in facts:
+                part_path(self.ctx.out, self.out.batch, seq, name).unlink(missing_ok=True)
+        del self.out.parts[first:]
+        self.unit_first = None
+
+    def add(self, result: UnitResult, rows: dict[str, list[Row]], last: bool) -> None:
+        """A finished unit's result and the rows it still held."""
+        self.out.units.append(result)
+        self.unit_first = None
         for name in TABLES:
-            rows[name].extend(unit_rows[name])
-        pending += result.bytes_read
-        last = i == len(batch) - 1
-        if (last or pending >= PART_INPUT_BYTES) and any(rows.values()):
-            out.parts.append(write_parts(ctx.out, batch, len(out.parts), rows))
-            rows, pending = {name: [] for name in TABLES}, 0
-    return out
+            self.rows[name].extend(rows[name])
+        self.pending += result.bytes_read
+        if last or self.pending >= PART_INPUT_BYTES:
+            self._write()
+
+
+def process_batch(ctx: RunContext, rt: Runtime, batch: Batch) -> BatchResult:
+    """Each unit of the batch in order, their rows into parts (``BatchParts``)."""
+    parts = BatchParts(ctx, batch)
+    for i, unit in enumerate(batch):
+        result, rows = process_unit(ctx, rt, unit, parts)
+        parts.add(result, rows, last=i == len(batch) - 1)
+    return parts.out
 
 
 class BatchJob:

@@ -7,10 +7,11 @@
 
 Each stage is a generator over the records of one unit (a unit may hold
 several sessions; from ``export`` on, a session travels in slices of ``SLICE``
-trajectories, so its documents are written and released slice by slice),
-counts what it took, passed on and dropped (by reason) in the unit's ``Stats``
-and times itself.  ``jobs.process_unit`` runs a unit through the chain; an
-executor runs batches of units.  Nothing here is module state:
+trajectories, so its documents are written and released slice by slice; the
+last stage, tables+write, is ``emit``), counts what it took, passed on and
+dropped (by reason) in the unit's ``Stats`` and times itself.
+``jobs.process_unit`` runs a unit through the chain; an executor runs batches
+of units.  Nothing here is module state:
 ``jobs.BatchJob`` carries the frozen ``RunContext`` to any process an executor
 runs it in and builds what it derives from the options once per job.
 """
@@ -18,7 +19,7 @@ runs it in and builds what it derives from the options once per job.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,12 +44,10 @@ from .errors import (
     UnitSkipped,
 )
 from .options import ExportOptions
-from .outputs.audit import count_placeholders
-from .outputs.documents import prepare_document, write_document, write_media
+from .outputs.documents import prepare_document
 from .results import UnitResult
 from .stats import Stats
 from .stores import Index, SessionIndex, Unit, linked_sessions, load_unit
-from .tables import TABLES, Row
 from .tables import where as where_filter
 from .tables.messages import document_messages, fork_prompt
 from .tables.trajectories import scalars
@@ -291,78 +290,6 @@ def where(rt: Runtime, exports: Iterable[SessionExport], stats: Stats) -> Iterat
             st.passed += len(ex.kept)
             stats.counts["trajectories_filtered_out"] += ex.filtered_out
         yield ex
-
-
-def tables_and_write(
-    ctx: RunContext, rt: Runtime, exports: Iterable[SessionExport], result: UnitResult
-) -> dict[str, list[Row]]:
-    """Table rows and documents of every slice of every session as it arrives; a slice's
-    documents are released once written (``session`` tables get each session's kept
-    trajectories without them).  Returns the rows."""
-    rows: dict[str, list[Row]] = {name: [] for name in TABLES}
-    whole: SessionExport | None = None  # the session so far, documents released
-    for ex in exports:
-        if whole is None:
-            result.session_ids.append(ex.session.id)
-            whole = SessionExport(ex.source, [], {})
-        _table_rows(ex, "trajectory", rows, result.stats)
-        _write_documents(ctx, rt, ex, result)
-        released = {id(et): _released(et) for et in ex.exported}  # kept are among them
-        whole.exported += released.values()
-        whole.kept += (released[id(et)] for et in ex.kept)
-        whole.errors += ex.errors
-        if ex.last:
-            whole.prompts = ex.prompts
-            _table_rows(whole, "session", rows, result.stats)
-            _finish_session(whole, result)
-            whole = None
-    return rows
-
-
-def _released(et: ExportedTrajectory) -> ExportedTrajectory:
-    """The trajectory without its document and media (written already); messages stay."""
-    return replace(et, document={}, media={})
-
-
-def _table_rows(ex: SessionExport, per: str, rows: dict[str, list[Row]], stats: Stats) -> None:
-    with stats.timed("tables") as st:
-        st.taken += len(ex.kept) if per == "trajectory" else 0
-        for name, table in TABLES.items():
-            if table.per == per:
-                rows[name].extend(table.rows(ex, stats.counts))
-        st.passed += len(ex.kept) if per == "trajectory" else 0
-
-
-def _write_documents(ctx: RunContext, rt: Runtime, ex: SessionExport, result: UnitResult) -> None:
-    """The slice's kept documents and, on a session's last slice, its fork prompts' media."""
-    atif_dir = ctx.out / "atif"
-    with result.stats.timed("write") as st:
-        for prompt in ex.prompts.values():
-            if prompt is not None:
-                write_media(atif_dir, prompt.media)
-        for et in ex.kept:
-            st.taken += 1
-            data = write_document(atif_dir, et.name, et.document, et.media)
-            if rt.redactor.active:
-                for rule, n in count_placeholders(data.decode("utf-8")).items():
-                    result.stats.counts[f"redacted/atif/{rule}"] += n
-            st.passed += 1
-            result.documents.append(et.name)
-
-
-def _finish_session(ex: SessionExport, result: UnitResult) -> None:
-    """A session with no document is failed, unless ``--where`` filtered its trajectories
-    out (that is counted as filtered, not failed); say why when no other error does."""
-    exported = bool(ex.kept) or bool(ex.exported)
-    result.exported = result.exported or bool(ex.kept)
-    result.stats.counts["sessions_exported" if exported else "sessions_failed"] += 1
-    if ex.exported and not ex.kept:
-        result.stats.counts["sessions_filtered_out"] += 1
-    errors = list(ex.errors)
-    if not exported and not any(e.kind != "truncated" for e in errors):
-        reason = "the session holds no entry that makes a step, so no document was written"
-        errors.append(ErrorRow(ex.session.source, ex.session.id, None, "no_trajectory", reason))
-    result.errors.extend(errors)
 
 
 def make_runtime(ctx: RunContext) -> Runtime:

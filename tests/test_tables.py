@@ -22,9 +22,7 @@ from trajset.pipeline import (
     read_store,
     run_export,
     sample_store,
-    stages,
 )
-from trajset.pipeline.builder import SessionBuilder
 from trajset.pipeline.cli import app
 from trajset.pipeline.outputs import parquet
 from trajset.pipeline.results import InputLog, UnitResult
@@ -158,54 +156,6 @@ def test_pair_count_formula_and_references_on_the_sample_store(exported: Path) -
         ) in leaves
     for o in _rows(exported, "outcomes"):
         assert o["leaf_ids"] and all((o["session_id"], leaf) in leaves for leaf in o["leaf_ids"])
-
-
-class _Tracked(dict):  # type: ignore[type-arg]
-    """A document that counts how many of its kind are alive."""
-
-    live = peak = 0
-
-    def __init__(self, doc: dict[str, Any]) -> None:
-        super().__init__(doc)
-        _Tracked.live += 1
-        _Tracked.peak = max(_Tracked.peak, _Tracked.live)
-
-    def __del__(self) -> None:
-        _Tracked.live -= 1
-
-
-@pytest.mark.parametrize("where", [None, "n_steps > 30"])
-def test_a_session_of_many_trajectories_holds_a_few_slices_of_documents(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str | None
-) -> None:
-    b = SessionBuilder("0199a1b2-0000-7000-8000-0000000000aa", hashes=False)
-    for i in range(30):  # a regenerated answer at every turn: 31 trajectories
-        prompt = b.user(f"turn {i}")
-        b.respond(text=f"first {i}", usage=(5, 3, 0))
-        b.branch(prompt).respond(text=f"second {i}", usage=(5, 3, 0))
-    (tmp_path / "store").mkdir()
-    (tmp_path / "store" / "s.jsonl").write_text(b.text())
-    options = ExportOptions(where=where)
-    run_export([tmp_path / "store"], tmp_path / "whole", options, RunOptions(workers=1))
-
-    export_one = stages._export_one
-
-    def tracked(*args: Any) -> Any:
-        et, omitted = export_one(*args)
-        et.document = _Tracked(et.document)
-        return et, omitted
-
-    monkeypatch.setattr(stages, "_export_one", tracked)
-    monkeypatch.setattr(stages, "SLICE", 3)
-    _Tracked.peak = _Tracked.live
-    run_export([tmp_path / "store"], tmp_path / "sliced", options, RunOptions(workers=1))
-    assert _Tracked.peak <= 3 * 3  # the slice being built, the one written, the one passed on
-    for f in sorted((tmp_path / "whole").rglob("*")):
-        rel = f.relative_to(tmp_path / "whole")
-        if f.is_file() and rel.parts[0] in ("atif", "data"):
-            assert f.read_bytes() == (tmp_path / "sliced" / rel).read_bytes(), rel
-    written = len(list((tmp_path / "sliced" / "atif").glob("*.json")))
-    assert written == 31 if where is None else 0 < written < 31
 
 
 def test_manifest_lists_every_input_and_its_spool_is_gone(exported: Path) -> None:

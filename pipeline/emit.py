@@ -1,0 +1,112 @@
+"""The chain's last stage, tables and write: each slice's table rows and documents.
+
+A slice's documents are written and released at once; ``session`` tables
+(outcomes, preferences) get a session's kept trajectories without them when
+its last slice is done, and a unit that writes many documents spills the rows
+it holds every ``SPILL_BYTES`` (``jobs.BatchParts`` puts them in parts), so
+neither documents nor rows of a huge session pile up in a worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+from trajset.schemas.records import ErrorRow, ExportedTrajectory, SessionExport
+
+from .outputs.audit import count_placeholders
+from .outputs.documents import write_document, write_media
+from .results import UnitResult
+from .stages import RunContext, Runtime
+from .stats import Stats
+from .tables import TABLES, Row
+
+#: a unit hands on (spills) the table rows it holds once it wrote this many document bytes
+SPILL_BYTES = 32 * 1000 * 1000
+
+#: where a unit spills its rows (``jobs.BatchParts.spill``)
+Spill = Callable[[dict[str, list[Row]]], None]
+
+
+def tables_and_write(
+    ctx: RunContext,
+    rt: Runtime,
+    exports: Iterable[SessionExport],
+    result: UnitResult,
+    spill: Spill | None = None,
+) -> dict[str, list[Row]]:
+    """Table rows and documents of every slice of every session as it arrives; a slice's
+    documents are released once written (``session`` tables get each session's kept
+    trajectories without them), and the rows go to ``spill`` every ``SPILL_BYTES`` of
+    documents.  Returns the rows still held."""
+    rows: dict[str, list[Row]] = {name: [] for name in TABLES}
+    written = 0  # document bytes since the rows were last spilled
+    whole: SessionExport | None = None  # the session so far, documents released
+    for ex in exports:
+        if whole is None:
+            result.session_ids.append(ex.session.id)
+            whole = SessionExport(ex.source, [], {})
+        _table_rows(ex, "trajectory", rows, result.stats)
+        written += _write_documents(ctx, rt, ex, result)
+        released = {id(et): _released(et) for et in ex.exported}  # kept are among them
+        whole.exported += released.values()
+        whole.kept += (released[id(et)] for et in ex.kept)
+        whole.errors += ex.errors
+        if ex.last:
+            whole.prompts = ex.prompts
+            _table_rows(whole, "session", rows, result.stats)
+            _finish_session(whole, result)
+            whole = None
+        if spill is not None and written >= SPILL_BYTES:
+            spill(rows)
+            rows, written = {name: [] for name in TABLES}, 0
+    return rows
+
+
+def _released(et: ExportedTrajectory) -> ExportedTrajectory:
+    """The trajectory without its document and media (written already); messages stay."""
+    return replace(et, document={}, media={})
+
+
+def _table_rows(ex: SessionExport, per: str, rows: dict[str, list[Row]], stats: Stats) -> None:
+    with stats.timed("tables") as st:
+        st.taken += len(ex.kept) if per == "trajectory" else 0
+        for name, table in TABLES.items():
+            if table.per == per:
+                rows[name].extend(table.rows(ex, stats.counts))
+        st.passed += len(ex.kept) if per == "trajectory" else 0
+
+
+def _write_documents(ctx: RunContext, rt: Runtime, ex: SessionExport, result: UnitResult) -> int:
+    """The slice's kept documents and, on a session's last slice, its fork prompts' media;
+    returns the documents' bytes."""
+    atif_dir, written = ctx.out / "atif", 0
+    with result.stats.timed("write") as st:
+        for prompt in ex.prompts.values():
+            if prompt is not None:
+                write_media(atif_dir, prompt.media)
+        for et in ex.kept:
+            st.taken += 1
+            data = write_document(atif_dir, et.name, et.document, et.media)
+            written += len(data)
+            if rt.redactor.active:
+                for rule, n in count_placeholders(data.decode("utf-8")).items():
+                    result.stats.counts[f"redacted/atif/{rule}"] += n
+            st.passed += 1
+            result.documents.append(et.name)
+    return written
+
+
+def _finish_session(ex: SessionExport, result: UnitResult) -> None:
+    """A session with no document is failed, unless ``--where`` filtered its trajectories
+    out (that is counted as filtered, not failed); say why when no other error does."""
+    exported = bool(ex.kept) or bool(ex.exported)
+    result.exported = result.exported or bool(ex.kept)
+    result.stats.counts["sessions_exported" if exported else "sessions_failed"] += 1
+    if ex.exported and not ex.kept:
+        result.stats.counts["sessions_filtered_out"] += 1
+    errors = list(ex.errors)
+    if not exported and not any(e.kind != "truncated" for e in errors):
+        reason = "the session holds no entry that makes a step, so no document was written"
+        errors.append(ErrorRow(ex.session.source, ex.session.id, None, "no_trajectory", reason))
+    result.errors.extend(errors)

@@ -1,0 +1,126 @@
+"""A session of many trajectories streams through a worker: its documents slice by slice,
+its rows spilled to parts on the way (removed again if the unit then fails)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from trajset.pipeline import ExportOptions, RunOptions, emit, run_export, stages
+from trajset.pipeline.builder import SessionBuilder
+
+from .hostile import basic
+
+
+def _regenerating(turns: int) -> str:
+    """A regenerated answer at every turn: ``turns + 1`` trajectories."""
+    b = SessionBuilder("0199a1b2-0000-7000-8000-0000000000aa", hashes=False)
+    for i in range(turns):
+        prompt = b.user(f"turn {i}")
+        b.respond(text=f"first {i}", usage=(5, 3, 0))
+        b.branch(prompt).respond(text=f"second {i}", usage=(5, 3, 0))
+    return b.text()
+
+
+def _data_files(out: Path) -> dict[Path, bytes]:
+    return {
+        f.relative_to(out): f.read_bytes()
+        for f in sorted(out.rglob("*"))
+        if f.is_file() and f.relative_to(out).parts[0] in ("atif", "data")
+    }
+
+
+class _Tracked(dict):  # type: ignore[type-arg]
+    """A document that counts how many of its kind are alive."""
+
+    live = peak = 0
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        super().__init__(doc)
+        _Tracked.live += 1
+        _Tracked.peak = max(_Tracked.peak, _Tracked.live)
+
+    def __del__(self) -> None:
+        _Tracked.live -= 1
+
+
+@pytest.mark.parametrize("where", [None, "n_steps > 30"])
+def test_a_session_of_many_trajectories_holds_a_few_slices_of_documents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str | None
+) -> None:
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "s.jsonl").write_text(_regenerating(30))
+    options = ExportOptions(where=where)
+    run_export([tmp_path / "store"], tmp_path / "whole", options, RunOptions(workers=1))
+
+    export_one = stages._export_one
+
+    def tracked(*args: Any) -> Any:
+        et, omitted = export_one(*args)
+        et.document = _Tracked(et.document)
+        return et, omitted
+
+    monkeypatch.setattr(stages, "_export_one", tracked)
+    monkeypatch.setattr(stages, "SLICE", 3)
+    _Tracked.peak = _Tracked.live
+    run_export([tmp_path / "store"], tmp_path / "sliced", options, RunOptions(workers=1))
+    assert _Tracked.peak <= 3 * 3  # the slice being built, the one written, the one passed on
+    assert _data_files(tmp_path / "sliced") == _data_files(tmp_path / "whole")
+    written = len(list((tmp_path / "sliced" / "atif").glob("*.json")))
+    assert written == 31 if where is None else 0 < written < 31
+
+
+def _store(root: Path) -> Path:
+    root.mkdir()
+    (root / "a.jsonl").write_text(basic("0199a1b2-0000-7000-8000-0000000000a1").text())
+    (root / "m.jsonl").write_text(_regenerating(20))
+    (root / "z.jsonl").write_text(basic("0199a1b2-0000-7000-8000-0000000000a3").text())
+    return root
+
+
+def test_rows_spilled_on_the_way_give_the_same_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path / "store")
+    run_export([store], tmp_path / "whole", ExportOptions(), RunOptions(workers=1))
+    monkeypatch.setattr(stages, "SLICE", 3)
+    monkeypatch.setattr(emit, "SPILL_BYTES", 1)  # after every slice
+    run = RunOptions(workers=1, keep_state=True)
+    run_export([store], tmp_path / "spilled", ExportOptions(), run)
+    assert _data_files(tmp_path / "spilled") == _data_files(tmp_path / "whole")
+    parts = list((tmp_path / "spilled" / ".trajset" / "parts" / "steps").glob("*.arrow"))
+    assert len(parts) > 7  # the slices of the long session went to parts of their own
+
+
+def test_a_unit_failing_after_it_spilled_leaves_no_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path / "store")
+    monkeypatch.setattr(stages, "SLICE", 3)
+    monkeypatch.setattr(emit, "SPILL_BYTES", 1)
+    finish = emit._finish_session
+
+    def failing(ex: Any, result: Any) -> None:
+        if ex.session.id.endswith("aa"):  # the long session, after its slices were spilled
+            raise RuntimeError("boom")
+        finish(ex, result)
+
+    monkeypatch.setattr(emit, "_finish_session", failing)
+    out = tmp_path / "out"
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1, keep_state=True))
+    assert [(e.kind, Path(e.source).name) for e in run.errors] == [("internal", "m.jsonl")]
+    for name in ("trajectories", "steps"):
+        rows = pq.read_table(out / "data" / name).to_pylist()
+        assert rows and {r["session_id"][-2:] for r in rows} == {"a1", "a3"}
+    docs = [p.name for p in (out / "atif").glob("*.json")]
+    assert docs and not [d for d in docs if "0000000000aa" in d]
+    [marker] = (out / ".trajset" / "units").glob("*.json")
+    facts = json.loads(marker.read_text())["parts"]
+    named = {f"{t}/{marker.stem}-{seq:04d}.arrow" for seq, f in enumerate(facts) for t in f}
+    parts = out / ".trajset" / "parts"
+    assert {p.relative_to(parts).as_posix() for p in parts.rglob("*.arrow")} == named
+    assert len(facts) == 2  # a part before the failed unit's (its own removed), one after
