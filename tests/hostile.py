@@ -95,6 +95,9 @@ def write_hostile_store(root: Path) -> dict[str, str]:
         '{"type":"session","format":"agentsession/0.2","id":5,"created_at":[],"payload":{}}\n',
         "a header of the wrong types",
     )
+    for i, sid in enumerate(["18446744073709551616", '{"a":1}']):  # found by benchmarks/fuzz.py
+        header = f'{{"type":"session","format":"agentsession/0.2","id":{sid},"created_at":"x"}}'
+        put(f"badid{i}.jsonl", header + "\n", f"a header id of {sid} (no SQLite value)")
     os.symlink("loop.jsonl", root / "loop.jsonl")
     made["loop.jsonl"] = "a symlink loop"
     os.symlink("missing.jsonl", root / "dangling.jsonl")

@@ -52,6 +52,7 @@ def test_no_hostile_file_stops_the_run_and_every_file_is_accounted_for(hostile) 
     assert failed_files == {
         "bom.jsonl", "dangling.jsonl", "deep.jsonl", "empty.jsonl", "fifo.jsonl", "folder.jsonl",
         "loop.jsonl", "types.jsonl", "ok.jsonl",  # ok.jsonl repeats dup.jsonl's session id
+        "badid0.jsonl", "badid1.jsonl",
     }  # fmt: skip
     kinds = {Path(e["source"]).name: e["kind"] for e in errors}
     assert kinds["big.jsonl"] == kinds["cut.jsonl"] == kinds["neginf.jsonl"] == "truncated"

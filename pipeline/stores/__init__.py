@@ -153,7 +153,8 @@ class SessionIndex:
             except Exception:
                 ids = []
             for sid in ids:
-                found.setdefault(sid, u)
+                if isinstance(sid, str):  # what a broken header holds is no session id
+                    found.setdefault(sid, u)
         return cls(found)
 
     def unit_of(self, session_id: str) -> Unit | None:

@@ -82,7 +82,8 @@ def _header_id(path: Path) -> str:
             for line in fh:
                 if line.strip():
                     head = loads_strict(line.decode("utf-8"))
-                    return head.get("id") or "" if isinstance(head, dict) else ""
+                    sid = head.get("id") if isinstance(head, dict) else None
+                    return sid if isinstance(sid, str) else ""
     except (OSError, ValueError, UnicodeDecodeError):
         return ""
     return ""
