@@ -4,7 +4,9 @@ A slice's documents are written and released at once; ``session`` tables
 (outcomes, preferences) get a session's kept trajectories without them when
 its last slice is done, and a unit that writes many documents spills the rows
 it holds every ``SPILL_BYTES`` (``jobs.BatchParts`` puts them in parts), so
-neither documents nor rows of a huge session pile up in a worker.
+neither documents nor rows of a huge session pile up in a worker.  What does:
+the chat messages of its kept trajectories, until its last slice, since a
+preference pair's sides are the messages of two of its leaves.
 """
 
 from __future__ import annotations

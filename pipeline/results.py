@@ -112,6 +112,10 @@ class InputLog(list[dict[str, Any]]):
         self.close()
         if not self.written:
             return
+        if not self.path.exists():
+            raise FileNotFoundError(
+                f"{self.path} is gone: a finished run's inputs are in manifest.json"
+            )
         with open(self.path, encoding="utf-8") as fh:
             for line in fh:
                 yield json.loads(line)
