@@ -4,9 +4,9 @@ A slice's documents are written and released at once; ``session`` tables
 (outcomes, preferences) get a session's kept trajectories without them when
 its last slice is done, and a unit that writes many documents spills the rows
 it holds every ``SPILL_BYTES`` (``jobs.BatchParts`` puts them in parts), so
-neither documents nor rows of a huge session pile up in a worker.  What does:
-the chat messages of its kept trajectories, until its last slice, since a
-preference pair's sides are the messages of two of its leaves.
+neither documents nor rows of a huge session pile up in a worker.  Of a
+trajectory's messages, what its session's pairs take stays until the last slice
+(``preferences.PairSides``): for a regenerated answer, the answer alone.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .results import UnitResult
 from .stages import RunContext, Runtime
 from .stats import Stats
 from .tables import TABLES, Row
+from .tables.preferences import PairSides
 
 #: a unit hands on (spills) the table rows it holds once it wrote this many document bytes
 SPILL_BYTES = 32 * 1000 * 1000
@@ -44,13 +45,15 @@ def tables_and_write(
     rows: dict[str, list[Row]] = {name: [] for name in TABLES}
     written = 0  # document bytes since the rows were last spilled
     whole: SessionExport | None = None  # the session so far, documents released
+    sides: PairSides | None = None
     for ex in exports:
-        if whole is None:
+        if whole is None or sides is None:
             result.session_ids.append(ex.session.id)
             whole = SessionExport(ex.source, [], {})
+            sides = PairSides(ex.session, ex.source.decisions)
         _table_rows(ex, "trajectory", rows, result.stats)
         written += _write_documents(ctx, rt, ex, result)
-        released = {id(et): _released(et) for et in ex.exported}  # kept are among them
+        released = {id(et): _released(et, sides) for et in ex.exported}  # kept are among them
         whole.exported += released.values()
         whole.kept += (released[id(et)] for et in ex.kept)
         whole.errors += ex.errors
@@ -65,9 +68,11 @@ def tables_and_write(
     return rows
 
 
-def _released(et: ExportedTrajectory) -> ExportedTrajectory:
-    """The trajectory without its document and media (written already); messages stay."""
-    return replace(et, document={}, media={})
+def _released(et: ExportedTrajectory, sides: PairSides) -> ExportedTrajectory:
+    """The trajectory without its document and media (written already), and of its messages
+    only those a pair of its session takes."""
+    messages = sides.messages(et.trajectory.leaf_id, et.messages)
+    return replace(et, document={}, media={}, messages=messages)
 
 
 def _table_rows(ex: SessionExport, per: str, rows: dict[str, list[Row]], stats: Stats) -> None:

@@ -4,26 +4,36 @@ its rows spilled to parts on the way (removed again if the unit then fails)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
 
-from trajset.pipeline import ExportOptions, RunOptions, emit, run_export, stages
+from trajset.pipeline import ExportOptions, RunOptions, emit, export_session, run_export, stages
 from trajset.pipeline.builder import SessionBuilder
+from trajset.pipeline.tables import preferences
+from trajset.pipeline.tables.preferences import PairSides
 
 from .hostile import basic
+from .strategies import sessions
 
 
-def _regenerating(turns: int) -> str:
-    """A regenerated answer at every turn: ``turns + 1`` trajectories."""
+def _builder(turns: int) -> SessionBuilder:
     b = SessionBuilder("0199a1b2-0000-7000-8000-0000000000aa", hashes=False)
     for i in range(turns):
         prompt = b.user(f"turn {i}")
         b.respond(text=f"first {i}", usage=(5, 3, 0))
         b.branch(prompt).respond(text=f"second {i}", usage=(5, 3, 0))
-    return b.text()
+    return b
+
+
+def _regenerating(turns: int) -> str:
+    """A regenerated answer at every turn: ``turns + 1`` trajectories."""
+    return _builder(turns).text()
 
 
 def _data_files(out: Path) -> dict[Path, bytes]:
@@ -124,3 +134,38 @@ def test_a_unit_failing_after_it_spilled_leaves_no_rows(
     parts = out / ".trajset" / "parts"
     assert {p.relative_to(parts).as_posix() for p in parts.rglob("*.arrow")} == named
     assert len(facts) == 2  # a part before the failed unit's (its own removed), one after
+
+
+def _trimmed(export: Any) -> Any:
+    """The export with each kept trajectory holding only what its session's pairs take."""
+    sides = PairSides(export.session, export.source.decisions)
+    kept = [
+        replace(et, messages=sides.messages(et.trajectory.leaf_id, et.messages))
+        for et in export.kept
+    ]
+    return replace(export, kept=kept)
+
+
+def _same_pairs(export: Any, trimmed: Any) -> None:
+    full_stats: Counter[str] = Counter()
+    kept_stats: Counter[str] = Counter()
+    full = preferences.rows(export, full_stats)
+    assert preferences.rows(trimmed, kept_stats) == full
+    assert kept_stats == full_stats
+
+
+@settings(max_examples=100, deadline=None)
+@given(sessions())
+def test_the_messages_kept_for_pairs_give_the_same_pairs(b) -> None:  # type: ignore[no-untyped-def]
+    export = export_session(b.session(), ExportOptions(redact=False))
+    _same_pairs(export, _trimmed(export))
+
+
+def test_a_regenerated_answer_keeps_only_itself_for_its_pair() -> None:
+    export = export_session(_builder(8).session(), ExportOptions(redact=False))
+    trimmed = _trimmed(export)
+    _same_pairs(export, trimmed)
+    held = {et.trajectory.leaf_id: et.messages for et in trimmed.kept}
+    main = next(et.trajectory.leaf_id for et in export.kept if et.trajectory.main)
+    assert all(len(m) == 1 for leaf, m in held.items() if leaf != main)  # the answer alone
+    assert len(held[main]) == 2 * 8 - 1  # all after the first fork (the first prompt)

@@ -4,8 +4,9 @@ A table's rows are built from the records the stages made (``SessionExport``),
 never by re-reading documents or inputs: a ``trajectory`` table from each slice
 of a session's trajectories, with their documents; a ``session`` table once per
 session, from all its kept trajectories after their documents were written and
-released (their messages stay), so a session of thousands of trajectories never
-holds every document at once.
+released, with only the messages a preference pair takes of them
+(``preferences.PairSides``), so a session of thousands of trajectories never
+holds every document, or every message, at once.
 """
 
 from __future__ import annotations

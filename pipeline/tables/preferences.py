@@ -30,6 +30,58 @@ def preferred_leaf(session: Session, start: str, decisions: dict[str, ForkDecisi
     return cur
 
 
+class PairSides:
+    """What a session's pairs take of each leaf's messages: those after the fork nearest the
+    root at which the leaf is a side (the preferred leaf of one of the fork's children), and
+    nothing of a leaf that is no side.  A side at a lower fork takes a part of that, so a
+    session's kept trajectories can wait for its last slice with only these."""
+
+    def __init__(self, session: Session, decisions: dict[str, ForkDecision]) -> None:
+        self.session = session
+        leaf_below: dict[str, str] = {}  # entry -> the leaf preferred children lead to
+        depth: dict[str, int] = {}
+        self.first_fork: dict[str, str] = {}  # leaf -> the fork nearest the root it is a side at
+        for fork, d in decisions.items():
+            for child in d.children:
+                leaf = _leaf_below(session, child, decisions, leaf_below)
+                seen = self.first_fork.get(leaf)
+                if seen is None or _depth(session, fork, depth) < _depth(session, seen, depth):
+                    self.first_fork[leaf] = fork
+
+    def messages(self, leaf: str, messages: list[Anchored]) -> list[Anchored]:
+        fork = self.first_fork.get(leaf)
+        if fork is None:
+            return []
+        before = {e.id for e in self.session.path(fork)}
+        return [(m, anchor) for m, anchor in messages if anchor not in before]
+
+
+def _leaf_below(
+    session: Session, start: str, decisions: dict[str, ForkDecision], memo: dict[str, str]
+) -> str:
+    """``preferred_leaf`` with every entry walked remembered (a session's forks share walks)."""
+    walked, cur = [], start
+    while cur not in memo and (children := session.children(cur)):
+        walked.append(cur)
+        cur = children[0] if len(children) == 1 else decisions[cur].preferred
+    leaf = memo.get(cur, cur)
+    memo.update(dict.fromkeys(walked, leaf))
+    return leaf
+
+
+def _depth(session: Session, entry: str, memo: dict[str, int]) -> int:
+    chain: list[str] = []
+    cur: str | None = entry
+    while cur and cur not in memo:
+        chain.append(cur)
+        cur = session.by_id[cur].parent
+    d = memo[cur] if cur else 0
+    for x in reversed(chain):
+        d += 1
+        memo[x] = d
+    return memo[entry]
+
+
 def _turn(messages: list[Message]) -> list[Message]:
     """A side up to (not including) the next user input after its start."""
     for i, m in enumerate(messages):
