@@ -69,10 +69,14 @@ def tables_and_write(
 
 
 def _released(et: ExportedTrajectory, sides: PairSides) -> ExportedTrajectory:
-    """The trajectory without its document and media (written already), and of its messages
-    only those a pair of its session takes."""
-    messages = sides.messages(et.trajectory.leaf_id, et.messages)
-    return replace(et, document={}, media={}, messages=messages)
+    """The trajectory without its document and media (written already) and its context's
+    items and entries, and of its messages only those a pair of its session takes."""
+    t = et.trajectory
+    context = replace(t.context, items=[], entries=[], item_entries=[])
+    messages = sides.messages(t.leaf_id, et.messages)
+    return replace(
+        et, trajectory=replace(t, context=context), document={}, media={}, messages=messages
+    )
 
 
 def _table_rows(ex: SessionExport, per: str, rows: dict[str, list[Row]], stats: Stats) -> None:

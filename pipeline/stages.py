@@ -199,24 +199,33 @@ def _account(session: Session, stats: Stats) -> list[ErrorRow]:
 def enumerate_(
     rt: Runtime, inputs: Iterable[SessionInput], unit: Unit, stats: Stats
 ) -> Iterator[SessionTrajectories]:
-    """Every leaf's trajectory, forks decided once; a leaf whose context fails is an error row."""
+    """Every leaf's trajectory, forks decided once; a leaf whose context fails is an error
+    row.  Trajectories are built as ``export`` takes them, so a session's are not all held."""
     for inp in inputs:
         session = inp.session
         errors = _account(session, stats)
-        with stats.timed("enumerate") as st:
+        with stats.timed("enumerate"):
             index = TreeIndex(session)
             decisions = decide(index, rt.policies)
-            results: list[Trajectory | ErrorRow] = []
-            for item in trajectories(session, index=index, decisions=decisions):
-                st.taken += 1
-                if isinstance(item, ContextError):
-                    st.dropped[item.kind] += 1
-                    results.append(error_row(item, unit))
-                else:
-                    st.passed += 1
-                    results.append(item)
             outcomes = outcome_records(session)
-        yield SessionTrajectories(inp, decisions, results, outcomes, index.best_score, errors)
+        leaves = _leaves(trajectories(session, index=index, decisions=decisions), unit, stats)
+        yield SessionTrajectories(inp, decisions, leaves, outcomes, index.best_score, errors)
+
+
+def _leaves(
+    items: Iterator[Trajectory | ContextError], unit: Unit, stats: Stats
+) -> Iterator[Trajectory | ErrorRow]:
+    while True:
+        with stats.timed("enumerate") as st:
+            item = next(items, None)
+            if item is None:
+                return
+            st.taken += 1
+            if isinstance(item, ContextError):
+                st.dropped[item.kind] += 1
+            else:
+                st.passed += 1
+        yield error_row(item, unit) if isinstance(item, ContextError) else item
 
 
 def _export_one(
@@ -311,7 +320,10 @@ def export_session(session: Session, options: ExportOptions | None = None) -> Se
     rt = make_runtime(RunContext(Path(), options or ExportOptions()))
     unit, stats = Unit("memory", (session.source or session.id,)), Stats()
     trees = redact(rt, [SessionInput(session)], stats, [])
-    *head, ex = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
+    enumerated = list(enumerate_(rt, trees, unit, stats))
+    for st_ in enumerated:  # kept, for a look at them afterwards
+        st_.results = list(st_.results)
+    *head, ex = where(rt, export(rt, enumerated, unit, stats), stats)
     for part in reversed(head):  # slices joined again, documents kept
         ex.exported[:0], ex.kept[:0], ex.errors[:0] = part.exported, part.kept, part.errors
         ex.filtered_out += part.filtered_out

@@ -12,6 +12,7 @@ reads those decisions.  Errors travel as ``ErrorRow`` records, the rows of
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -111,7 +112,7 @@ class SessionTrajectories:
 
     input: SessionInput
     decisions: dict[str, ForkDecision]
-    results: list[Trajectory | ErrorRow]  # one per leaf, in file order
+    results: Iterable[Trajectory | ErrorRow]  # one per leaf, in file order; built as taken
     outcomes: list[OutcomeRecord]
     best_score: dict[str, float]
     errors: list[ErrorRow] = field(default_factory=list)
@@ -122,6 +123,7 @@ class SessionTrajectories:
 
     @property
     def trajectories(self) -> list[Trajectory]:
+        """The trajectories (of a list of results; an iterator is consumed)."""
         return [t for t in self.results if isinstance(t, Trajectory)]
 
 
