@@ -58,6 +58,20 @@ class _Tracked(dict):  # type: ignore[type-arg]
         _Tracked.live -= 1
 
 
+class _TrackedItems(list):  # type: ignore[type-arg]
+    """A context's items that count how many of their kind are alive."""
+
+    live = peak = 0
+
+    def __init__(self, items: list[Any]) -> None:
+        super().__init__(items)
+        _TrackedItems.live += 1
+        _TrackedItems.peak = max(_TrackedItems.peak, _TrackedItems.live)
+
+    def __del__(self) -> None:
+        _TrackedItems.live -= 1
+
+
 @pytest.mark.parametrize("where", [None, "n_steps > 30"])
 def test_a_session_of_many_trajectories_holds_a_few_slices_of_documents(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str | None
@@ -74,11 +88,22 @@ def test_a_session_of_many_trajectories_holds_a_few_slices_of_documents(
         et.document = _Tracked(et.document)
         return et, omitted
 
+    enumerate_leaves = stages.trajectories
+
+    def tracked_contexts(*args: Any, **kwargs: Any) -> Any:
+        for t in enumerate_leaves(*args, **kwargs):
+            if hasattr(t, "context"):
+                t.context.items = _TrackedItems(t.context.items)
+            yield t
+
     monkeypatch.setattr(stages, "_export_one", tracked)
+    monkeypatch.setattr(stages, "trajectories", tracked_contexts)
     monkeypatch.setattr(stages, "SLICE", 3)
     _Tracked.peak = _Tracked.live
+    _TrackedItems.peak = _TrackedItems.live
     run_export([tmp_path / "store"], tmp_path / "sliced", options, RunOptions(workers=1))
     assert _Tracked.peak <= 3 * 3  # the slice being built, the one written, the one passed on
+    assert _TrackedItems.peak <= 3 * 3 + 1  # and the context enumerated next
     assert _data_files(tmp_path / "sliced") == _data_files(tmp_path / "whole")
     written = len(list((tmp_path / "sliced" / "atif").glob("*.json")))
     assert written == 31 if where is None else 0 < written < 31
