@@ -10,8 +10,8 @@ session is accounted for (read = exported + failed) and every unit is counted; n
 written outside the output folder; and every 5th round, 1 and 2 workers write byte-identical
 data files.  A broken invariant prints the round, the mutation and the kept input folder.
 ``--small-slices`` runs this process's exports (the 1-worker ones) in slices of 2
-trajectories with their rows spilled after every slice, so the 1-and-2-worker comparison
-also holds those paths against the defaults.
+trajectories with their rows spilled after every slice and every 2 pairs, so the
+1-and-2-worker comparison also holds those paths against the defaults.
 """
 
 from __future__ import annotations
@@ -141,12 +141,12 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", type=Path, help="copy each breaking input here")
-    ap.add_argument("--small-slices", action="store_true", help="slices of 2, spill each")
+    ap.add_argument("--small-slices", action="store_true", help="slices of 2, spill often")
     args = ap.parse_args()
     if args.small_slices:  # spawned workers keep the defaults
         from trajset.pipeline import emit, stages
 
-        stages.SLICE, emit.SPILL_BYTES = 2, 1
+        stages.SLICE, emit.SPILL_BYTES, emit.SPILL_ROWS = 2, 1, 2
     rng = random.Random(args.seed)
     deadline = time.monotonic() + 60 * args.minutes
     rounds = broken = 0

@@ -27,6 +27,9 @@ from .tables.preferences import PairSides
 #: a unit hands on (spills) the table rows it holds once it wrote this many document bytes
 SPILL_BYTES = 32 * 1000 * 1000
 
+#: and once a session table (preferences) has built this many rows of a session
+SPILL_ROWS = 256
+
 #: where a unit spills its rows (``jobs.BatchParts.spill``)
 Spill = Callable[[dict[str, list[Row]]], None]
 
@@ -51,7 +54,7 @@ def tables_and_write(
             result.session_ids.append(ex.session.id)
             whole = SessionExport(ex.source, [], {})
             sides = PairSides(ex.session, ex.source.decisions)
-        _table_rows(ex, "trajectory", rows, result.stats)
+        _table_rows(ex, "trajectory", rows, result.stats, None)
         written += _write_documents(ctx, rt, ex, result)
         released = {id(et): _released(et, sides) for et in ex.exported}  # kept are among them
         whole.exported += released.values()
@@ -59,13 +62,19 @@ def tables_and_write(
         whole.errors += ex.errors
         if ex.last:
             whole.prompts = ex.prompts
-            _table_rows(whole, "session", rows, result.stats)
+            _table_rows(whole, "session", rows, result.stats, spill)
             _finish_session(whole, result)
             whole = None
         if spill is not None and written >= SPILL_BYTES:
-            spill(rows)
-            rows, written = {name: [] for name in TABLES}, 0
+            _spill(rows, spill)
+            written = 0
     return rows
+
+
+def _spill(rows: dict[str, list[Row]], spill: Spill) -> None:
+    spill(rows)
+    for held in rows.values():
+        held.clear()
 
 
 def _released(et: ExportedTrajectory, sides: PairSides) -> ExportedTrajectory:
@@ -79,12 +88,20 @@ def _released(et: ExportedTrajectory, sides: PairSides) -> ExportedTrajectory:
     )
 
 
-def _table_rows(ex: SessionExport, per: str, rows: dict[str, list[Row]], stats: Stats) -> None:
+def _table_rows(
+    ex: SessionExport, per: str, rows: dict[str, list[Row]], stats: Stats, spill: Spill | None
+) -> None:
+    """The rows of the tables built ``per`` slice or session; a session table's rows are
+    spilled every ``SPILL_ROWS`` (a session's pairs can outweigh its documents)."""
     with stats.timed("tables") as st:
         st.taken += len(ex.kept) if per == "trajectory" else 0
         for name, table in TABLES.items():
-            if table.per == per:
-                rows[name].extend(table.rows(ex, stats.counts))
+            if table.per != per:
+                continue
+            for row in table.rows(ex, stats.counts):
+                rows[name].append(row)
+                if spill is not None and len(rows[name]) >= SPILL_ROWS:
+                    _spill(rows, spill)
         st.passed += len(ex.kept) if per == "trajectory" else 0
 
 

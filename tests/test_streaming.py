@@ -124,11 +124,13 @@ def test_rows_spilled_on_the_way_give_the_same_files(
     run_export([store], tmp_path / "whole", ExportOptions(), RunOptions(workers=1))
     monkeypatch.setattr(stages, "SLICE", 3)
     monkeypatch.setattr(emit, "SPILL_BYTES", 1)  # after every slice
+    monkeypatch.setattr(emit, "SPILL_ROWS", 3)  # and every 3 pairs
     run = RunOptions(workers=1, keep_state=True)
     run_export([store], tmp_path / "spilled", ExportOptions(), run)
     assert _data_files(tmp_path / "spilled") == _data_files(tmp_path / "whole")
-    parts = list((tmp_path / "spilled" / ".trajset" / "parts" / "steps").glob("*.arrow"))
-    assert len(parts) > 7  # the slices of the long session went to parts of their own
+    parts = tmp_path / "spilled" / ".trajset" / "parts"
+    assert len(list((parts / "steps").glob("*.arrow"))) > 7  # the long session's slices
+    assert len(list((parts / "preferences").glob("*.arrow"))) > 10  # and its 40 pairs
 
 
 def test_a_unit_failing_after_it_spilled_leaves_no_rows(
@@ -137,6 +139,7 @@ def test_a_unit_failing_after_it_spilled_leaves_no_rows(
     store = _store(tmp_path / "store")
     monkeypatch.setattr(stages, "SLICE", 3)
     monkeypatch.setattr(emit, "SPILL_BYTES", 1)
+    monkeypatch.setattr(emit, "SPILL_ROWS", 3)  # its pairs spilled too, before it fails
     finish = emit._finish_session
 
     def failing(ex: Any, result: Any) -> None:

@@ -12,7 +12,7 @@ holds every document, or every message, at once.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -30,5 +30,5 @@ class Table:
     name: str
     schema: pa.Schema
     description: str  # one line for the dataset card
-    rows: Callable[[SessionExport, Counter[str]], list[Row]]  # may count into the unit's stats
+    rows: Callable[[SessionExport, Counter[str]], Iterable[Row]]  # may count into the unit's stats
     per: Literal["trajectory", "session"] = "trajectory"

@@ -11,6 +11,7 @@ whose trajectory was not exported (filtered by ``--where`` or failed).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
 from trajset.schemas.records import Anchored, ForkDecision, ForkPrompt, Message, SessionExport
 from trajset.schemas.session import Session
@@ -151,7 +152,12 @@ def _pair(
 
 def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
     """Every pair of the session; counts ``pairs`` built and ``pairs_dropped_<reason>``."""
-    rows: list[Row] = []
+    return list(iter_rows(export, stats))
+
+
+def iter_rows(export: SessionExport, stats: Counter[str]) -> Iterator[Row]:
+    """``rows`` one pair at a time (a session's pairs can be many times its documents, so
+    the run spills them as they come); counts once they are all taken."""
     counts = Counter(built=0, dropped_identical=0, dropped_unexported=0)
     leaf_msgs = {et.trajectory.leaf_id: et.messages for et in export.kept}
     for fork, d in export.source.decisions.items():
@@ -167,17 +173,16 @@ def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
                 if isinstance(got, str):
                     counts[got] += 1
                 else:
-                    rows.append(got)
                     counts["built"] += 1
+                    yield got
     stats["pairs"] += counts.pop("built")
     stats.update({f"pairs_{reason}": n for reason, n in counts.items()})
-    return rows
 
 
 TABLE = Table(
     "preferences",
     PREFERENCES,
     "pairs from abandoned branches: `prompt`/`chosen`/`rejected` (DPO, KTO, reward models)",
-    rows,
+    iter_rows,
     per="session",
 )
