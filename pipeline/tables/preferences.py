@@ -23,12 +23,22 @@ from .base import Row, Table
 GRANULARITIES = ("turn", "trajectory")
 
 
-def preferred_leaf(session: Session, start: str, decisions: dict[str, ForkDecision]) -> str:
-    """Follow preferred children from ``start`` down to a leaf."""
-    cur = start
-    while children := session.children(cur):
+def preferred_leaf(
+    session: Session,
+    start: str,
+    decisions: dict[str, ForkDecision],
+    memo: dict[str, str] | None = None,
+) -> str:
+    """Follow preferred children from ``start`` down to a leaf; ``memo`` remembers the leaf of
+    every entry walked (the forks of one session share their walks)."""
+    memo = {} if memo is None else memo
+    walked, cur = [], start
+    while cur not in memo and (children := session.children(cur)):
+        walked.append(cur)
         cur = children[0] if len(children) == 1 else decisions[cur].preferred
-    return cur
+    leaf = memo.get(cur, cur)
+    memo.update(dict.fromkeys(walked, leaf))
+    return leaf
 
 
 class PairSides:
@@ -44,7 +54,7 @@ class PairSides:
         self.first_fork: dict[str, str] = {}  # leaf -> the fork nearest the root it is a side at
         for fork, d in decisions.items():
             for child in d.children:
-                leaf = _leaf_below(session, child, decisions, leaf_below)
+                leaf = preferred_leaf(session, child, decisions, leaf_below)
                 seen = self.first_fork.get(leaf)
                 if seen is None or _depth(session, fork, depth) < _depth(session, seen, depth):
                     self.first_fork[leaf] = fork
@@ -55,19 +65,6 @@ class PairSides:
             return []
         before = {e.id for e in self.session.path(fork)}
         return [(m, anchor) for m, anchor in messages if anchor not in before]
-
-
-def _leaf_below(
-    session: Session, start: str, decisions: dict[str, ForkDecision], memo: dict[str, str]
-) -> str:
-    """``preferred_leaf`` with every entry walked remembered (a session's forks share walks)."""
-    walked, cur = [], start
-    while cur not in memo and (children := session.children(cur)):
-        walked.append(cur)
-        cur = children[0] if len(children) == 1 else decisions[cur].preferred
-    leaf = memo.get(cur, cur)
-    memo.update(dict.fromkeys(walked, leaf))
-    return leaf
 
 
 def _depth(session: Session, entry: str, memo: dict[str, int]) -> int:
@@ -92,14 +89,14 @@ def _turn(messages: list[Message]) -> list[Message]:
 
 
 def _sides(
-    export: SessionExport, fork: str, leaf_msgs: dict[str, list[Anchored]]
+    export: SessionExport, fork: str, leaf_msgs: dict[str, list[Anchored]], memo: dict[str, str]
 ) -> dict[str, tuple[str, list[Message] | None]]:
     """child -> (its preferred leaf, the messages after the fork; None when not exported)."""
     session, decisions = export.session, export.source.decisions
     pos = {e.id for e in session.path(fork)}
     sides: dict[str, tuple[str, list[Message] | None]] = {}
     for child in session.children(fork):
-        leaf = preferred_leaf(session, child, decisions)
+        leaf = preferred_leaf(session, child, decisions, memo)
         msgs = leaf_msgs.get(leaf)
         if msgs is None:
             sides[child] = (leaf, None)
@@ -160,13 +157,14 @@ def iter_rows(export: SessionExport, stats: Counter[str]) -> Iterator[Row]:
     the run spills them as they come); counts once they are all taken."""
     counts = Counter(built=0, dropped_identical=0, dropped_unexported=0)
     leaf_msgs = {et.trajectory.leaf_id: et.messages for et in export.kept}
+    leaves: dict[str, str] = {}  # entry -> its preferred leaf, shared by the session's forks
     for fork, d in export.source.decisions.items():
         prompt = export.prompts.get(fork)
         abandoned = [c for c in d.children if c != d.preferred]
         if prompt is None:
             counts["dropped_unexported"] += len(GRANULARITIES) * len(abandoned)
             continue
-        sides = _sides(export, fork, leaf_msgs)
+        sides = _sides(export, fork, leaf_msgs, leaves)
         for child in abandoned:
             for granularity in GRANULARITIES:
                 got = _pair(export, d, child, granularity, prompt, sides)
