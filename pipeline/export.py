@@ -53,8 +53,8 @@ def run_units(
     units: Sequence[Unit],
     run: RunOptions,
     kept: RunResult,
+    assembly: Assembly,
     progress: Progress | None = None,
-    assembly: Assembly | None = None,
 ) -> RunResult:
     """Run every unit (finished batches of a resumed run are not run again) and keep, in
     unit order, what the run's outputs need of each result (``kept``, returned).
@@ -76,9 +76,8 @@ def run_units(
             finished += len(result.units)
             if progress:
                 progress(finished, len(units))
-        if assembly is not None:
-            with kept.stats.timed("assemble"):
-                assembly.add(result)
+        with kept.stats.timed("assemble"):
+            assembly.add(result)
         for r in result.units:
             kept.add(r)
     for _ in fresh:  # run the executor to its end (a pool shuts down there)
@@ -159,7 +158,7 @@ def run_export(
         ctx = RunContext(target, options, run.secrets, index, world_size=run.workers)
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         assembly = Assembly(target)
-        result = run_units(ctx, units, run, RunResult(inputs), progress, assembly)
+        result = run_units(ctx, units, run, RunResult(inputs), assembly, progress)
         Path(index.path).unlink()  # rebuilt by every run; no job reads it any more
         result.skipped = skipped_paths(stores, units)
         result.stats.counts["paths_skipped"] = len(result.skipped)
