@@ -17,7 +17,8 @@ from typing import Any
 
 from pydantic import ValidationError, field_validator
 
-from .entries import EntryUnion, InfoEntry, LabelEntry, Model
+from .entries import EntryUnion, InfoEntry, ItemEntry, LabelEntry, Model
+from .openresponses import encode_item
 from .timestamps import parse_rfc3339
 
 JSON = Any
@@ -102,6 +103,7 @@ class Entry:
     body: EntryUnion
     line: int
     index: int
+    _encoded: JSON = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -114,6 +116,16 @@ class Entry:
     @property
     def type(self) -> str:
         return self.body.type
+
+    def encoded_item(self) -> JSON:
+        """The typed re-encoding (``encode_item``) of the entry's item, or of its summary
+        (compaction, branch summary), made once: an entry lies on every trajectory through
+        it, and each one's context and steps take its item.  Shared, so never changed."""
+        if self._encoded is None:
+            body = self.body
+            item = body.item if isinstance(body, ItemEntry) else getattr(body, "summary", None)
+            self._encoded = encode_item(item)
+        return self._encoded
 
 
 @dataclass(slots=True)

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trajset.pipeline import Trajectory, trajectories
+from trajset.pipeline import ExportOptions, Trajectory, export_session, trajectories
 from trajset.pipeline.atif import to_atif
 from trajset.pipeline.jsonio import canonical
 from trajset.pipeline.stores import read_session_text
+from trajset.pipeline.tables import TABLES
 from trajset.pipeline.tree import outcome_records, parse_policy
 from trajset.schemas.atif import validate_document
+from trajset.schemas.entries import BranchSummaryEntry, CompactionEntry, ItemEntry
+from trajset.schemas.openresponses import encode_item
 
 from .strategies import sessions
 
@@ -100,6 +104,21 @@ def test_export_invariants(b, prefer) -> None:  # type: ignore[no-untyped-def]
         # A leaf whose path makes no step (e.g. a config then an outcome) has no valid document;
         # the writer reports it as an error for that leaf.
         assert validate_document(doc) is None or not doc["steps"]
+
+
+@settings(max_examples=40)
+@given(sessions(), st.sampled_from([[], ["score"], ["current"]]))
+def test_shared_item_encodings_survive_every_output(b, prefer) -> None:  # type: ignore[no-untyped-def]
+    """An entry's item is encoded once and shared by every trajectory through it (its
+    context, its steps, its documents and table rows): building them all changes none."""
+    s = b.session()
+    ex = export_session(s, ExportOptions(redact=False, prefer=tuple(prefer)))
+    for table in TABLES.values():
+        list(table.rows(ex, Counter()))
+    for e in s.entries:
+        if isinstance(e.body, ItemEntry | CompactionEntry | BranchSummaryEntry):
+            item = e.body.item if isinstance(e.body, ItemEntry) else e.body.summary
+            assert e.encoded_item() == encode_item(item), e.id
 
 
 def _depth(s, entry_id: str) -> int:  # type: ignore[no-untyped-def]

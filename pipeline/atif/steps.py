@@ -19,7 +19,7 @@ from trajset.schemas.entries import (
     ItemEntry,
     ResponseEntry,
 )
-from trajset.schemas.openresponses import encode_error, encode_item, encode_usage
+from trajset.schemas.openresponses import encode_error, encode_usage
 from trajset.schemas.session import Entry
 from trajset.schemas.tools import tool_name
 
@@ -103,7 +103,7 @@ def flush(
     w.group, w.group_rid = [], ""
     if not group and response is None:
         return
-    items = [encode_item(e.body.item) for e in group if isinstance(e.body, ItemEntry)]
+    items = [e.encoded_item() for e in group if isinstance(e.body, ItemEntry)]
     model = response[1].model if response is not None and response[1].model else w.settings.model
     step: dict[str, JSON] = {"source": "agent"}
     if model:
@@ -157,7 +157,7 @@ def on_item(w: Walk, e: Entry, b: ItemEntry, cost: CostFn | None) -> None:
         w.group.append(e)
         return
     flush(w, cost)
-    item = encode_item(b.item)
+    item = e.encoded_item()
     kind = item.get("type")
     if kind == "message":
         role = item.get("role") or ""
@@ -199,7 +199,7 @@ def on_tool_output(w: Walk, e: Entry, b: ItemEntry, item: JSON) -> None:
 
 
 def on_compaction(w: Walk, e: Entry, b: CompactionEntry) -> None:
-    summary = encode_item(b.summary)
+    summary = e.encoded_item()
     text = item_text(summary)
     extra: dict[str, JSON] = {
         "context_management": {"boundary": "replace", "type": "compaction"},
@@ -221,7 +221,7 @@ def on_compaction(w: Walk, e: Entry, b: CompactionEntry) -> None:
 
 
 def on_branch_summary(w: Walk, e: Entry, b: BranchSummaryEntry) -> None:
-    summary = encode_item(b.summary)
+    summary = e.encoded_item()
     message = message_content(summary) if summary.get("type") == "message" else item_text(summary)
     extra: dict[str, JSON] = {"branch_from": b.from_, "openresponses": {"item": summary}}
     if b.usage is not None:

@@ -19,7 +19,6 @@ from trajset.schemas.entries import (
     ItemEntry,
     ResponseEntry,
 )
-from trajset.schemas.openresponses import encode_item
 from trajset.schemas.session import Entry, Session
 from trajset.schemas.tools import encode_tool
 
@@ -29,13 +28,9 @@ from ..jsonio import content_hash
 JSON = Any
 
 
-def _contributed_item(entry: Entry) -> JSON:
-    match entry.body:
-        case ItemEntry(item=item):
-            return item
-        case BranchSummaryEntry(summary=summary):
-            return summary
-    return None
+def _contributes(entry: Entry) -> bool:
+    """Whether the entry's item (or summary) is in the context."""
+    return isinstance(entry.body, ItemEntry | BranchSummaryEntry)
 
 
 def _last_compaction(path: list[Entry]) -> int:
@@ -54,9 +49,8 @@ def build_context(path: list[Entry]) -> Context:
 
     def add(e: Entry) -> None:
         entries.append(e)
-        item = _contributed_item(e)
-        if item is not None:
-            items.append(encode_item(item))
+        if _contributes(e):
+            items.append(e.encoded_item())
             item_entries.append(e.id)
 
     if k_pos < 0:
@@ -79,7 +73,7 @@ def build_context(path: list[Entry]) -> Context:
     checkpoint = Settings.from_json(k.body.config)
     settings = checkpoint.copy()
     entries.append(k)
-    items.append(encode_item(k.body.summary))
+    items.append(k.encoded_item())
     item_entries.append(k.id)
     for e in path[start:k_pos]:
         add(e)  # configs in the kept window are already in the checkpoint
