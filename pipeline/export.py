@@ -22,7 +22,7 @@ from . import __version__
 from .batches import Batch, batch_key, batches
 from .errors import OutputError
 from .executors import make_executor
-from .jobs import BatchJob
+from .jobs import BatchJob, fewer_collections
 from .options import ExportOptions, Mode, RunOptions
 from .outputs.card import card
 from .outputs.files import atomic_write
@@ -158,7 +158,8 @@ def run_export(
         ctx = RunContext(target, options, run.secrets, index, world_size=run.workers)
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         assembly = Assembly(target)
-        result = run_units(ctx, units, run, RunResult(inputs), assembly, progress)
+        with fewer_collections():
+            result = run_units(ctx, units, run, RunResult(inputs), assembly, progress)
         Path(index.path).unlink()  # rebuilt by every run; no job reads it any more
         result.skipped = skipped_paths(stores, units)
         result.stats.counts["paths_skipped"] = len(result.skipped)

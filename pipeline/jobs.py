@@ -8,6 +8,9 @@ process and builds the ``Runtime`` where it lands, once per job object.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 
 from trajset.schemas.records import ErrorRow
@@ -133,10 +136,31 @@ class BatchParts:
 def process_batch(ctx: RunContext, rt: Runtime, batch: Batch) -> BatchResult:
     """Each unit of the batch in order, their rows into parts (``BatchParts``)."""
     parts = BatchParts(ctx, batch)
-    for i, unit in enumerate(batch):
-        result, rows = process_unit(ctx, rt, unit, parts)
-        parts.add(result, rows, last=i == len(batch) - 1)
+    with fewer_collections():
+        for i, unit in enumerate(batch):
+            result, rows = process_unit(ctx, rt, unit, parts)
+            parts.add(result, rows, last=i == len(batch) - 1)
     return parts.out
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """The cyclic garbage collector run less while a run allocates millions of short-lived
+    containers (entries, steps, rows), few of them in cycles: what lived before is frozen
+    (not scanned again; left alone when something is frozen already) and the youngest
+    generation is collected every 10,000 allocations instead of 700.  Restored after, for
+    a caller that runs exports in-process.  A tenth fewer instructions in the collector
+    measured it at about 2% of an export's instructions, and the same share of its time."""
+    threshold, freeze = gc.get_threshold(), gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    gc.set_threshold(10_000, *threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        if freeze:
+            gc.unfreeze()
 
 
 class BatchJob:

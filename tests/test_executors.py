@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import pickle
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from trajset.pipeline.cli import app
 from trajset.pipeline.errors import UsageError
 from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
 from trajset.pipeline.export import default_workers
-from trajset.pipeline.jobs import BatchJob
+from trajset.pipeline.jobs import BatchJob, fewer_collections
 from trajset.pipeline.stages import RunContext
 from trajset.pipeline.stores import SessionIndex, Unit
 
@@ -65,3 +66,14 @@ def test_a_job_carries_the_session_index_as_a_file_not_every_id(tmp_path: Path) 
     for sid in ("id-0", "id-1234", "id-4999"):
         assert clone.unit_of(sid) == index.unit_of(sid)
     assert clone.unit_of("id-5000") is None
+
+
+def test_fewer_collections_restores_the_collector_and_nests() -> None:
+    before = gc.get_threshold()
+    with fewer_collections():
+        assert gc.get_threshold()[0] == 10_000 and gc.get_freeze_count() > 0
+        frozen = gc.get_freeze_count()
+        with fewer_collections():  # a batch inside a run: the run's freeze stays
+            pass
+        assert gc.get_freeze_count() == frozen and gc.get_threshold()[0] == 10_000
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
