@@ -10,7 +10,10 @@ around a keyword is widened with ``re``'s own character class, and the pattern
 is tried with ``re`` at every position of those runs, in order, continuing
 after each match exactly as ``finditer`` does.  A position outside every such
 run cannot start a match, so the matches are ``finditer``'s, one for one
-(``tests/test_prefilter.py`` compares them on random text).
+(``tests/test_prefilter.py`` compares them on random text).  Where a pattern's
+name must end where its run does (the next character, ``=`` or ``:``, is no
+name character), a run not followed by what comes next is skipped whole: most
+runs holding ``key`` or ``token`` in a tool's output are prose.
 """
 
 from __future__ import annotations
@@ -26,16 +29,21 @@ NOWHERE = r"(?!)"  # a run class no character is in: matches start inside the ke
 
 @dataclass(frozen=True)
 class Anchor:
-    """Where matches start: in a run of ``run`` characters holding a hit of ``keyword``."""
+    """Where matches start: in a run of ``run`` characters holding a hit of ``keyword``,
+    and, with ``follow``, only in a run that ``follow`` matches right after (for a pattern
+    whose run part must end where the run does: ``name=`` or ``name:``, never ``name is``)."""
 
     keyword: str
     run: str
+    follow: str | None = None
     _hits: Callable[[str], Iterator[tuple[int, int]]] = field(init=False, repr=False)
     _run: re.Pattern[str] = field(init=False, repr=False)
+    _follow: re.Pattern[str] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hits", hits_of(self.keyword))
         object.__setattr__(self, "_run", re.compile(self.run))
+        object.__setattr__(self, "_follow", re.compile(self.follow) if self.follow else None)
 
     def starts(self, text: str) -> Iterator[int]:
         """Every position where a match may start, ascending, each once."""
@@ -48,7 +56,8 @@ class Anchor:
                 left -= 1
             while right < len(text) and self._run.match(text, right):
                 right += 1
-            yield from range(left, right)
+            if self._follow is None or self._follow.match(text, right):
+                yield from range(left, right)
             done = right
 
     def finditer(self, pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from .anchored import NOWHERE, Anchor
 from .base import Rule, entropy
@@ -48,6 +49,8 @@ _ASSIGNED_NAME = (
     r"private[_-]?key|client[_-]?secret|auth[_-]?key)[a-z0-9_.-]*)"
 )
 _VALUE = r"([^\s\"'\[\]{},;`<>\\][^\s\"'{},;`<>\\]{7,})"
+#: what follows the name (it ends at the first character that is no name character)
+_ASSIGNED = r"[\"']?\s*[:=]"
 
 RULES: list[Rule] = [
     Rule(
@@ -121,11 +124,11 @@ RULES: list[Rule] = [
     ),
     Rule(
         "credential_assignment_v2",
-        re.compile(_W + _ASSIGNED_NAME + r"[\"']?\s*[:=]\s*[\"']?" + _VALUE),
+        re.compile(_W + _ASSIGNED_NAME + _ASSIGNED + r"\s*[\"']?" + _VALUE),
         r"(?i:pass|pwd|secret|token|key)",
         group=1,
         accept=_credential_value,
         description="password=/secret:/token= style assignments and .env lines with a high-entropy value",
-        anchor=NAME_ANCHOR,
+        anchor=replace(NAME_ANCHOR, follow=_ASSIGNED),
     ),
 ]
