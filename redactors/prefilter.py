@@ -115,8 +115,11 @@ def hits_of(pattern: str) -> Callable[[str], Iterator[tuple[int, int]]]:
         # RE2 reports byte offsets, which its wrapper converts back to positions in a
         # string by walking its UTF-8; for ASCII text (``isascii`` costs nothing) the two
         # are the same, so it is given the bytes and nothing is converted.
-        source = text.encode("ascii") if fast is not None and text.isascii() else text
-        for m in engine.finditer(source):
+        if fast is not None and text.isascii():
+            matches = fast.finditer(text.encode("ascii"))
+        else:
+            matches = engine.finditer(text)
+        for m in matches:
             yield m.span()
 
     return hits
