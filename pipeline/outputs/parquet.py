@@ -117,7 +117,9 @@ class _RowGroups:
             if source is not last:  # consecutive slices of one source share one read
                 last, table = source, _load(source)
             pieces.append(table.slice(start, n))
-        group = pa.concat_tables(pieces).combine_chunks().cast(self.writer.schema)
+        group = pa.concat_tables(pieces).combine_chunks()
+        if not group.schema.equals(self.writer.schema, check_metadata=True):
+            group = group.cast(self.writer.schema)  # an equal schema's cast still copies
         self.writer.write_table(group, row_group_size=max(1, group.num_rows))
         self.pending, self.size, self.written = [], 0, True
 
