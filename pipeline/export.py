@@ -38,7 +38,6 @@ from .outputs.markers import (
 )
 from .outputs.parquet import to_table, write_single
 from .outputs.parts import Assembly
-from .outputs.tables_info import table_facts
 from .results import BatchResult, InputLog, RunResult
 from .stages import RunContext
 from .stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
@@ -125,7 +124,7 @@ def assemble_outputs(out: Path, result: RunResult, assembly: Assembly) -> dict[s
     """The shards closed and ``errors.parquet`` written; returns each table's facts (rows,
     shard sizes and checksums)."""
     with result.stats.timed("assemble"):
-        facts = {name: table_facts(out, shards) for name, shards in assembly.finish().items()}
+        facts = assembly.finish()
         errors = [asdict(e) for e in result.errors]
         write_single(out / "errors.parquet", to_table("errors", errors))
     return facts

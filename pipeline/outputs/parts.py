@@ -4,8 +4,11 @@ assembly that streams the parts into the shards as results arrive."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from trajset.redactors import Redactor
 from trajset.schemas.records import ErrorRow
@@ -16,6 +19,9 @@ from ..tables import CONFIGS, TABLES, Row
 from .audit import rows_placeholders
 from .markers import part_path
 from .parquet import ShardWriter, to_table, write_part
+from .tables_info import table_facts
+
+JSON = Any
 
 
 def redact_errors(r: Redactor, result: UnitResult) -> None:
@@ -68,6 +74,14 @@ class Assembly:
             for name, (rows, nbytes) in facts.items():
                 self.writers[name].add(part_path(self.out, result.batch, seq, name), rows, nbytes)
 
-    def finish(self) -> dict[str, list[Path]]:
-        """Every table's shards, closed and named."""
-        return {name: writer.finish() for name, writer in self.writers.items()}
+    def finish(self) -> dict[str, JSON]:
+        """Every table's shards closed and named, and its facts (``table_facts``).  The
+        tables' last row groups are written and their shards hashed at once, a thread per
+        CPU (Arrow and hashlib work without holding the GIL, and the workers are done)."""
+
+        def close(writer: ShardWriter) -> JSON:
+            return table_facts(self.out, writer.finish())
+
+        threads = min(len(self.writers), os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            return dict(zip(self.writers, pool.map(close, self.writers.values()), strict=True))
