@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from trajset.schemas.records import ErrorRow, ExportedTrajectory, SessionExport
+from trajset.schemas.records import ErrorRow, ExportedTrajectory, ForkPrompts, SessionExport
 
 from .outputs.audit import count_placeholders
 from .outputs.documents import write_document, write_media
@@ -52,7 +52,7 @@ def tables_and_write(
     for ex in exports:
         if whole is None or sides is None:
             result.session_ids.append(ex.session.id)
-            whole = SessionExport(ex.source, [], {})
+            whole = SessionExport(ex.source, [], ForkPrompts.none())
             sides = PairSides(ex.session, ex.source.decisions)
         _table_rows(ex, "trajectory", rows, result.stats, None)
         written += _write_documents(ctx, rt, ex, result)
@@ -63,6 +63,7 @@ def tables_and_write(
         if ex.last:
             whole.prompts = ex.prompts
             _table_rows(whole, "session", rows, result.stats, spill)
+            _write_prompt_media(ctx, whole, result)
             _finish_session(whole, result)
             whole = None
         if spill is not None and written >= SPILL_BYTES:
@@ -106,13 +107,9 @@ def _table_rows(
 
 
 def _write_documents(ctx: RunContext, rt: Runtime, ex: SessionExport, result: UnitResult) -> int:
-    """The slice's kept documents and, on a session's last slice, its fork prompts' media;
-    returns the documents' bytes."""
+    """The slice's kept documents; returns their bytes."""
     atif_dir, written = ctx.out / "atif", 0
     with result.stats.timed("write") as st:
-        for prompt in ex.prompts.values():
-            if prompt is not None:
-                write_media(atif_dir, prompt.media)
         for et in ex.kept:
             st.taken += 1
             data = write_document(atif_dir, et.name, et.document, et.media)
@@ -123,6 +120,13 @@ def _write_documents(ctx: RunContext, rt: Runtime, ex: SessionExport, result: Un
             st.passed += 1
             result.documents.append(et.name)
     return written
+
+
+def _write_prompt_media(ctx: RunContext, ex: SessionExport, result: UnitResult) -> None:
+    """The media of the session's fork prompts (a pair's prompt may show an image no kept
+    document does), once its tables have built the prompts they use."""
+    with result.stats.timed("write"):
+        write_media(ctx.out / "atif", ex.prompts.media())
 
 
 def _finish_session(ex: SessionExport, result: UnitResult) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ from trajset.redactors import Redactor
 from trajset.schemas.records import (
     ErrorRow,
     ExportedTrajectory,
+    ForkPrompts,
     SessionExport,
     SessionInput,
     SessionTrajectories,
@@ -258,7 +260,8 @@ def export(
         omitted: dict[str, None] = {}  # once per session, though documents share media
         for item in st_.results:
             if len(exported) == SLICE:
-                yield SessionExport(st_, exported, {}, list(exported), 0, errors, last=False)
+                none = ForkPrompts.none()
+                yield SessionExport(st_, exported, none, list(exported), 0, errors, last=False)
                 exported, errors = [], []
             if isinstance(item, ErrorRow):
                 errors.append(item)
@@ -279,7 +282,9 @@ def export(
         errors.extend(
             ErrorRow(session.source, session.id, None, "media_too_large", m) for m in omitted
         )
-        prompts = {fork: fork_prompt(session, fork, rt.max_media_bytes) for fork in st_.decisions}
+        prompts = ForkPrompts(
+            st_.decisions, partial(fork_prompt, session, max_media_bytes=rt.max_media_bytes)
+        )
         yield SessionExport(st_, exported, prompts, list(exported), 0, errors)
 
 

@@ -12,7 +12,7 @@ reads those decisions.  Errors travel as ``ErrorRow`` records, the rows of
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -147,6 +147,46 @@ class ForkPrompt:
     media: dict[str, bytes]
 
 
+class ForkPrompts(Mapping[str, "ForkPrompt | None"]):
+    """A session's prompt at each fork (``None``: the context there does not build), built
+    when asked and not kept: a prompt holds the whole context at its fork, so together
+    they grow with the square of a session that regenerates an answer at every turn.  The
+    media of those built are kept (by content path, so each once) for ``media``."""
+
+    def __init__(self, forks: Iterable[str], build: Callable[[str], ForkPrompt | None]) -> None:
+        self._forks = dict.fromkeys(forks)
+        self._build = build
+        self._built: set[str] = set()
+        self._media: dict[str, bytes] = {}
+
+    def __getitem__(self, fork: str) -> ForkPrompt | None:
+        if fork not in self._forks:
+            raise KeyError(fork)
+        prompt = self._build(fork)
+        self._built.add(fork)
+        if prompt is not None:
+            self._media.update(prompt.media)
+        return prompt
+
+    @classmethod
+    def none(cls) -> ForkPrompts:
+        """No fork (a slice before a session's last)."""
+        return cls((), lambda fork: None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._forks)
+
+    def __len__(self) -> int:
+        return len(self._forks)
+
+    def media(self) -> dict[str, bytes]:
+        """The media of every fork's prompt (those nobody asked for are built now)."""
+        for fork in self._forks:
+            if fork not in self._built:
+                self[fork]
+        return self._media
+
+
 @dataclass
 class SessionExport:
     """``export``'s output, a session's trajectories or a slice of them (``last`` marks the
@@ -155,7 +195,7 @@ class SessionExport:
 
     source: SessionTrajectories
     exported: list[ExportedTrajectory]
-    prompts: dict[str, ForkPrompt | None]  # None: the context at that fork does not build
+    prompts: ForkPrompts
     kept: list[ExportedTrajectory] = field(default_factory=list)
     filtered_out: int = 0
     errors: list[ErrorRow] = field(default_factory=list)

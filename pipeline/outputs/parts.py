@@ -4,9 +4,7 @@ assembly that streams the parts into the shards as results arrive."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +73,8 @@ class Assembly:
                 self.writers[name].add(part_path(self.out, result.batch, seq, name), rows, nbytes)
 
     def finish(self) -> dict[str, JSON]:
-        """Every table's shards closed and named, and its facts (``table_facts``).  The
-        tables' last row groups are written and their shards hashed at once, a thread per
-        CPU (Arrow and hashlib work without holding the GIL, and the workers are done)."""
-
-        def close(writer: ShardWriter) -> JSON:
-            return table_facts(self.out, writer.finish())
-
-        threads = min(len(self.writers), os.cpu_count() or 1)
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            return dict(zip(self.writers, pool.map(close, self.writers.values()), strict=True))
+        """Every table's shards closed and named, and its facts (``table_facts``).  One table
+        after another: each last row group is gathered in memory to be written, and at a
+        session that regenerates at every turn those are its largest (closing them in
+        threads saved under 0.1 s and raised the 400-turn session's peak by 100 MB)."""
+        return {name: table_facts(self.out, w.finish()) for name, w in self.writers.items()}
