@@ -109,6 +109,72 @@ def test_a_session_of_many_trajectories_holds_a_few_slices_of_documents(
     assert written == 31 if where is None else 0 < written < 31
 
 
+class _TrackedPrompt:
+    """A fork prompt's messages, counting how many of their kind are alive."""
+
+    live = peak = built = 0
+
+    def __init__(self) -> None:
+        _TrackedPrompt.live += 1
+        _TrackedPrompt.built += 1
+        _TrackedPrompt.peak = max(_TrackedPrompt.peak, _TrackedPrompt.live)
+
+    def __del__(self) -> None:
+        _TrackedPrompt.live -= 1
+
+
+def test_fork_prompts_are_built_one_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each prompt holds its fork's whole context: held together they grow with the square
+    of a session that regenerates at every turn.  Each is built once and let go with the
+    pair rows that hold it."""
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "s.jsonl").write_text(_regenerating(30))
+    run_export([tmp_path / "store"], tmp_path / "whole", ExportOptions(), RunOptions(workers=1))
+    fork_prompt = stages.fork_prompt
+
+    def tracked(*args: Any, **kwargs: Any) -> Any:
+        prompt = fork_prompt(*args, **kwargs)
+        if prompt is not None:
+            prompt.messages = _TrackedMessages(prompt.messages)
+        return prompt
+
+    class _TrackedMessages(list):  # type: ignore[type-arg]
+        def __init__(self, items: list[Any]) -> None:
+            super().__init__(items)
+            self.tracker = _TrackedPrompt()
+
+    monkeypatch.setattr(stages, "fork_prompt", tracked)
+    monkeypatch.setattr(emit, "SPILL_ROWS", 2)  # pair rows (which hold their prompt) go on
+    _TrackedPrompt.peak = _TrackedPrompt.live = _TrackedPrompt.built = 0
+    run_export([tmp_path / "store"], tmp_path / "lazy", ExportOptions(), RunOptions(workers=1))
+    assert _TrackedPrompt.built == 30  # once per fork
+    assert _TrackedPrompt.peak <= 3  # not all 30
+    assert _data_files(tmp_path / "lazy") == _data_files(tmp_path / "whole")
+
+
+def test_a_prompts_media_are_written_though_no_kept_document_shows_them(
+    tmp_path: Path,
+) -> None:
+    b = SessionBuilder("0199a1b2-0000-7000-8000-0000000000ab", hashes=False)
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    prompt = b.user(
+        [
+            {"type": "input_text", "text": "what is in this picture?"},
+            {"type": "input_image", "image_url": "data:image/png;base64," + png},
+        ]
+    )
+    b.respond(text="a dot", usage=(5, 3, 0))
+    b.branch(prompt).respond(text="a single pixel, as far as I can tell", usage=(5, 3, 0))
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "s.jsonl").write_text(b.text())
+    options = ExportOptions(where="n_steps > 99")  # no document is kept
+    run_export([tmp_path / "store"], tmp_path / "out", options, RunOptions(workers=1))
+    assert not list((tmp_path / "out" / "atif").glob("*.json"))
+    assert len(list((tmp_path / "out" / "atif").rglob("*.png"))) == 1
+
+
 def _store(root: Path) -> Path:
     root.mkdir()
     (root / "a.jsonl").write_text(basic("0199a1b2-0000-7000-8000-0000000000a1").text())
