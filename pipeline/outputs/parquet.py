@@ -27,6 +27,9 @@ MAX_SHARD_BYTES = 500 * 1000 * 1000
 MAP_BYTES = 1 << 20
 WRITE_OPTIONS: dict[str, Any] = {
     "compression": "zstd",
+    # level 3 (zstd's own default; Arrow's is 1): 15% smaller shards on the benchmark
+    # corpus for 2-9% more time in the Parquet writer, about 1% of an export
+    "compression_level": 3,
     "write_page_index": True,
     "write_statistics": True,
 }
