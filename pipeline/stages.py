@@ -260,8 +260,9 @@ def export(
         omitted: dict[str, None] = {}  # once per session, though documents share media
         for item in st_.results:
             if len(exported) == SLICE:
-                none = ForkPrompts.none()
-                yield SessionExport(st_, exported, none, list(exported), 0, errors, last=False)
+                yield SessionExport(
+                    st_, exported, ForkPrompts.none(), list(exported), 0, errors, last=False
+                )
                 exported, errors = [], []
             if isinstance(item, ErrorRow):
                 errors.append(item)

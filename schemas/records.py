@@ -159,6 +159,11 @@ class ForkPrompts(Mapping[str, "ForkPrompt | None"]):
         self._built: set[str] = set()
         self._media: dict[str, bytes] = {}
 
+    @classmethod
+    def none(cls) -> ForkPrompts:
+        """No fork (a slice before a session's last)."""
+        return cls((), lambda fork: None)
+
     def __getitem__(self, fork: str) -> ForkPrompt | None:
         if fork not in self._forks:
             raise KeyError(fork)
@@ -167,11 +172,6 @@ class ForkPrompts(Mapping[str, "ForkPrompt | None"]):
         if prompt is not None:
             self._media.update(prompt.media)
         return prompt
-
-    @classmethod
-    def none(cls) -> ForkPrompts:
-        """No fork (a slice before a session's last)."""
-        return cls((), lambda fork: None)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._forks)
