@@ -1,0 +1,85 @@
+"""Strict JSON reading: the cheap pre-checks of ``loads_strict`` change no result."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trajset.pipeline.jsonio import (
+    MAX_DEPTH,
+    _finite,
+    _reject_constant,
+    depth,
+    fix_surrogates,
+    loads_strict,
+)
+
+
+def _reference(text: str | bytes) -> Any:
+    """``loads_strict`` as it was before its pre-checks: every value walked for its depth,
+    every string with an escape lowercased to look for surrogates."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    if isinstance(value, dict | list) and depth(value) > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(text, str) and "\\u" in text and ("\\ud" in text.lower()):
+        value = fix_surrogates(value)
+    return value
+
+
+def _outcome(read: Any, text: str | bytes) -> tuple[str, str]:
+    """The value's repr (types and member order included) or the error's type and text."""
+    try:
+        return "value", repr(read(text))
+    except ValueError as exc:
+        return type(exc).__name__, str(exc)
+
+
+def _same(text: str) -> None:
+    for form in (text, text.encode("utf-8", "surrogatepass")):
+        assert _outcome(loads_strict, form) == _outcome(_reference, form), form
+
+
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=10,
+)
+PIECES = st.sampled_from(
+    ["", "[", "]", "{", "}", '"\\ud800"', '"\\uD83D\\uDE00"', '"\\uDc00"', '"\\\\ud800"',
+     '"\\u00e9"', "NaN", "1e400", ",", ":", '"a"', " "]
+)  # fmt: skip
+
+
+@settings(max_examples=300)
+@given(VALUES, st.booleans())
+def test_values_read_as_before(value: Any, ascii_only: bool) -> None:
+    _same(json.dumps(value, ensure_ascii=ascii_only))
+
+
+@settings(max_examples=300)
+@given(VALUES, st.lists(st.tuples(st.integers(min_value=0), PIECES), max_size=4))
+def test_edited_text_reads_or_fails_as_before(value: Any, edits: Any) -> None:
+    text = json.dumps(value)
+    for at, piece in edits:
+        i = at % (len(text) + 1)
+        text = text[:i] + piece + text[i:]
+    _same(text)
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 2000])
+def test_nesting_limit_as_before(levels: int) -> None:
+    _same("[" * levels + "]" * levels)
+    _same('{"a":' * levels + "1" + "}" * levels)
+    _same('["[[[[", ' * levels + "1" + "]" * levels)  # brackets inside strings count too
+
+
+def test_a_lone_surrogate_escape_becomes_the_replacement_character() -> None:
+    assert loads_strict('{"a": "x\\uD800y"}') == {"a": "x\ufffdy"}
+    assert loads_strict('["\\ud83d\\ude00"]') == ["\U0001f600"]
