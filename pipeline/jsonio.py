@@ -124,10 +124,20 @@ class _Slow(Exception):
 
 
 def _orjson_ready(value: JSON) -> JSON:
-    """``value`` (numbers already doubles) with integral doubles as ints, for which orjson
-    with sorted keys writes exactly RFC 8785's bytes: ASCII member names (UTF-16 and UTF-8
-    order agree), integers below 2**53, strings escaped alike.  ``_Slow`` otherwise."""
+    """``value`` with every number as the double it is taken for, integral ones written as
+    ints, for which orjson with sorted keys writes exactly RFC 8785's bytes: ASCII member
+    names (UTF-16 and UTF-8 order agree), integers below 2**53, strings escaped alike.
+    ``_Slow`` otherwise; ``ValueError`` for a number that is no double (as ``as_doubles``).
+    One walk: it was ``as_doubles`` and a second walk over its copy."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        if abs(value) < 2**53:
+            return value
+        raise _Slow
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("number out of range")
         if value.is_integer() and abs(value) < 2**53:
             return int(value)
         raise _Slow
@@ -144,11 +154,10 @@ def canonical(value: JSON) -> bytes:
     """RFC 8785 serialisation of ``value`` with numbers taken as doubles.  Values of the common
     shape go through orjson (the pure-Python serialiser was 2 s of a 10 s export; a property
     test holds the two to the same bytes), the rest through ``rfc8785``."""
-    doubles = as_doubles(value)
     try:
-        return orjson.dumps(_orjson_ready(doubles), option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(_orjson_ready(value), option=orjson.OPT_SORT_KEYS)
     except (_Slow, TypeError):  # TypeError: a lone surrogate orjson cannot encode
-        return rfc8785.dumps(doubles)
+        return rfc8785.dumps(as_doubles(value))
 
 
 def sha256_hex(data: bytes) -> str:

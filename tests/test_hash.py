@@ -74,7 +74,8 @@ def test_strings_escape_only_what_jcs_requires() -> None:
 _JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**60), 2**60)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.sampled_from([0.0, -0.0, 1e21, 1e-7, 2.0**53, 2.0**53 + 2, 123.456, 5.0])
+    | st.sampled_from([0.0, -0.0, 1e21, 1e-7, 2.0**53, 2.0**53 + 2, 123.456, 5.0, 2.0**53 - 1])
+    | st.sampled_from([2**53 - 1, 2**53, -(2**53) + 1, -(2**53), 2**64, -(2**70)])
     | st.text(),
     lambda children: st.lists(children, max_size=4)
     | st.dictionaries(st.text(max_size=6) | st.sampled_from(["a", "B", "\ue000", "😀"]), children, max_size=4),
@@ -86,3 +87,9 @@ _JSON_VALUES = st.recursive(
 @given(_JSON_VALUES)
 def test_the_fast_canonical_path_writes_rfc8785s_bytes(value: object) -> None:
     assert canonical(value) == rfc8785.dumps(as_doubles(value))
+
+
+@pytest.mark.parametrize("value", [float("inf"), [1, {"a": float("-inf")}], {"é": [float("nan")]}])
+def test_a_number_that_is_no_double_is_refused(value: object) -> None:
+    with pytest.raises(ValueError):
+        canonical(value)
