@@ -39,7 +39,7 @@ def tables_and_write(
     rt: Runtime,
     exports: Iterable[SessionExport],
     result: UnitResult,
-    spill: Spill | None = None,
+    spill: Spill,
 ) -> dict[str, list[Row]]:
     """Table rows and documents of every slice of every session as it arrives; a slice's
     documents are released once written (``session`` tables get each session's kept
@@ -66,7 +66,7 @@ def tables_and_write(
             _write_prompt_media(ctx, whole, result)
             _finish_session(whole, result)
             whole = None
-        if spill is not None and written >= SPILL_BYTES:
+        if written >= SPILL_BYTES:
             _spill(rows, spill)
             written = 0
     return rows

@@ -35,7 +35,7 @@ from .tables import TABLES, Row
 
 
 def process_unit(
-    ctx: RunContext, rt: Runtime, unit: Unit, parts: BatchParts | None = None
+    ctx: RunContext, rt: Runtime, unit: Unit, parts: BatchParts
 ) -> tuple[UnitResult, dict[str, list[Row]]]:
     """Read, redact, enumerate, export, filter and write one unit's documents; returns its
     result and the table rows it still holds (a unit with many documents hands its rows to
@@ -46,18 +46,16 @@ def process_unit(
     result = UnitResult(unit)
 
     def spill(rows: dict[str, list[Row]]) -> None:
-        assert parts is not None
         result.stats.counts.update(placeholders(rt.redactor, rows))
         parts.spill(rows)
 
     try:
-        rows = _process(ctx, rt, unit, result, spill if parts is not None else None)
+        rows = _process(ctx, rt, unit, result, spill)
     except Exception as exc:
         atif = ctx.out / "atif"
         for name in result.documents:
             (atif / name).unlink(missing_ok=True)
-        if parts is not None:
-            parts.discard_unit()
+        parts.discard_unit()
         failed = UnitResult(unit, fingerprint=result.fingerprint, bytes_read=result.bytes_read)
         first = (str(exc).splitlines() or [""])[0][:300]
         message = f"{type(exc).__name__}: {first} (not expected; please report it with the input)"
@@ -71,7 +69,7 @@ def process_unit(
 
 
 def _process(
-    ctx: RunContext, rt: Runtime, unit: Unit, result: UnitResult, spill: Spill | None
+    ctx: RunContext, rt: Runtime, unit: Unit, result: UnitResult, spill: Spill
 ) -> dict[str, list[Row]]:
     result.fingerprint, result.bytes_read = fingerprint(unit)
     stats = result.stats
