@@ -21,7 +21,7 @@ from typing import Any
 from . import __version__
 from .batches import Batch, batch_key, batches
 from .errors import OutputError
-from .executors import make_executor
+from .executors import Executor, make_executor
 from .jobs import BatchJob, fewer_collections
 from .options import ExportOptions, Mode, RunOptions
 from .outputs.card import card
@@ -36,7 +36,7 @@ from .outputs.markers import (
     read_marker,
     write_marker,
 )
-from .outputs.parquet import to_table, write_single
+from .outputs.parquet import to_table, write_shard, write_single
 from .outputs.parts import Assembly
 from .results import BatchResult, InputLog, RunResult
 from .stages import RunContext
@@ -52,6 +52,7 @@ def run_units(
     units: Sequence[Unit],
     run: RunOptions,
     kept: RunResult,
+    executor: Executor,
     assembly: Assembly,
     progress: Progress | None = None,
 ) -> RunResult:
@@ -65,7 +66,9 @@ def run_units(
     done: dict[int, BatchResult] = {}
     if run.mode == Mode.resume:
         done = resumable(ctx.out, todo)
-    fresh = make_executor(run).map(BatchJob(ctx), [b for i, b in enumerate(todo) if i not in done])
+    fresh_batches = [b for i, b in enumerate(todo) if i not in done]
+    kept.batches_run = len(fresh_batches)
+    fresh = executor.map(BatchJob(ctx), fresh_batches)
     finished = sum(len(b.units) for b in done.values())
     for i in range(len(todo)):
         result = done.get(i)
@@ -120,11 +123,15 @@ def _intact(out: Path, r: BatchResult) -> bool:
     )
 
 
-def assemble_outputs(out: Path, result: RunResult, assembly: Assembly) -> dict[str, JSON]:
-    """The shards closed and ``errors.parquet`` written; returns each table's facts (rows,
-    shard sizes and checksums)."""
+def assemble_outputs(
+    out: Path, result: RunResult, assembly: Assembly, executor: Executor | None
+) -> dict[str, JSON]:
+    """The shards written (by ``executor``'s workers, or in this process without one) and
+    ``errors.parquet``; returns each table's facts (rows, shard sizes and checksums)."""
     with result.stats.timed("assemble"):
-        facts = assembly.finish()
+        tasks = assembly.tasks()
+        written = list((executor.map if executor else map)(write_shard, tasks))
+        facts = assembly.facts(tasks, written)
         errors = [asdict(e) for e in result.errors]
         write_single(out / "errors.parquet", to_table("errors", errors))
     return facts
@@ -157,12 +164,16 @@ def run_export(
         ctx = RunContext(target, options, run.secrets, index, world_size=run.workers)
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         assembly = Assembly(target)
-        with fewer_collections():
-            result = run_units(ctx, units, run, RunResult(inputs), assembly, progress)
-        Path(index.path).unlink()  # rebuilt by every run; no job reads it any more
-        result.skipped = skipped_paths(stores, units)
-        result.stats.counts["paths_skipped"] = len(result.skipped)
-        facts = assemble_outputs(target, result, assembly)
+        with make_executor(run) as executor:
+            with fewer_collections():
+                result = run_units(ctx, units, run, RunResult(inputs), executor, assembly, progress)
+            Path(index.path).unlink()  # rebuilt by every run; no job reads it any more
+            result.skipped = skipped_paths(stores, units)
+            result.stats.counts["paths_skipped"] = len(result.skipped)
+            # the workers write the shards, unless the units ran in one batch or none (a
+            # small or resumed store: no worker was started, none is for the shards alone)
+            workers = executor if result.batches_run > 1 else None
+            facts = assemble_outputs(target, result, assembly, workers)
         manifest = write_manifest(target, options, result, version, redactor, facts)
         inputs.path.unlink(missing_ok=True)  # in the manifest now
         atomic_write(target / "README.md", card(manifest, options.license).encode())

@@ -131,6 +131,8 @@ class RunResult:
     errors: list[ErrorRow] = field(default_factory=list)
     bytes_read: int = 0
     seconds: float = 0.0
+    #: batches run by the executor (not taken from a previous run's markers)
+    batches_run: int = 0
     #: (path, reason) of every path below a folder store that no unit reads, sorted
     skipped: list[tuple[str, str]] = field(default_factory=list)
 

@@ -292,10 +292,12 @@ def test_shards_split_at_the_byte_cap_and_small_tables_stay_one_shard(
     facts = [parquet.part_facts(p) for p in parts]
     monkeypatch.setattr(parquet, "MAX_SHARD_BYTES", 4000)  # below the parts' total: split
     assert sum(s for _, s in facts) > 4000
-    writer = parquet.ShardWriter(tmp_path / "again", "steps")
+    plan = parquet.ShardPlan(tmp_path / "again", "steps")
     for part, (n, size) in zip(parts, facts, strict=True):
-        writer.add(part, n, size)
-    written = writer.finish()
+        plan.add(part, n, size)
+    written = [task.path for task in plan.tasks()]
+    for task in plan.tasks():
+        assert parquet.write_shard(task)["rows"] == pq.read_metadata(task.path).num_rows
     assert [p.name for p in written] == [
         f"train-{i:05d}-of-{len(written):05d}.parquet" for i in range(len(written))
     ]

@@ -2,20 +2,27 @@
 
 An executor never changes results: the job is a pure function of the unit
 and the run context it carries, so any executor and any worker count give
-byte-identical data files.  A new executor is one module with such a class,
-one line in ``EXECUTORS`` and one test file.
+byte-identical data files.  A run maps two jobs through one executor, in a
+``with`` block so both share its workers: the batches of units, then the
+shards of the tables.  A new executor is one module with such a class, one
+line in ``EXECUTORS`` and one test file.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
 class Executor(Protocol):
-    """Maps ``job`` over ``items``; yields ``job(item)`` in the order of ``items``."""
+    """Maps ``job`` over ``items``; yields ``job(item)`` in the order of ``items``.  Its
+    workers live until the ``with`` block ends (outside one, until the map ends)."""
 
     def map(self, job: Callable[[T], R], items: Sequence[T]) -> Iterator[R]: ...
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(self, *exc: Any) -> None: ...

@@ -31,7 +31,8 @@ def _run_chunk(job: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
 
 class RayExecutor:
     """``workers`` concurrent tasks; ``address`` of a cluster to join (None: ``RAY_ADDRESS``,
-    else a local Ray)."""
+    else a local Ray).  A Ray this executor starts is stopped when the ``with`` block ends
+    (outside one, when the map ends), so a run's maps share one."""
 
     def __init__(self, workers: int = 1, address: str | None = None) -> None:
         if importlib.util.find_spec("ray") is None:
@@ -40,12 +41,27 @@ class RayExecutor:
             )
         self.workers = max(1, workers)
         self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self._open = self._started = False
+
+    def __enter__(self) -> RayExecutor:
+        self._open = True
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._open = False
+        if self._started:
+            import ray
+
+            ray.shutdown()
+            self._started = False
 
     def map(self, job: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
         import ray
 
-        started = not ray.is_initialized()
-        if started:
+        if not ray.is_initialized():
             local: dict[str, Any] = {} if self.address else {"num_cpus": self.workers}
             ray.init(
                 address=self.address,
@@ -54,20 +70,23 @@ class RayExecutor:
                 configure_logging=False,
                 **local,
             )
+            self._started = True
         try:
-            task: Any = ray.remote(num_cpus=1)(
-                _run_chunk
-            )  # a retried chunk rewrites the same files
-            job_ref = ray.put(job)
-            size = max(1, len(items) // (self.workers * 16))
-            chunks = [items[i : i + size] for i in range(0, len(items), size)]
-            pending: deque[Any] = deque()
-            for chunk in chunks:
-                pending.append(task.remote(job_ref, chunk))
-                if len(pending) >= 2 * self.workers:
-                    yield from ray.get(pending.popleft())
-            while pending:
-                yield from ray.get(pending.popleft())
+            yield from self._run(ray, job, items)
         finally:
-            if started:
-                ray.shutdown()
+            if not self._open:
+                self.close()
+
+    def _run(self, ray: Any, job: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        """Chunks of ``items`` as tasks, at most ``2 x workers`` in flight, results in order."""
+        task: Any = ray.remote(num_cpus=1)(_run_chunk)  # a retried chunk rewrites the same files
+        job_ref = ray.put(job)
+        size = max(1, len(items) // (self.workers * 16))
+        chunks = [items[i : i + size] for i in range(0, len(items), size)]
+        pending: deque[Any] = deque()
+        for chunk in chunks:
+            pending.append(task.remote(job_ref, chunk))
+            if len(pending) >= 2 * self.workers:
+                yield from ray.get(pending.popleft())
+        while pending:
+            yield from ray.get(pending.popleft())

@@ -2,16 +2,16 @@
 
 A batch of units writes its rows to Arrow IPC part files under
 ``DIR/.trajset/parts/`` (its share of every table, which is also what
-``--mode resume`` keeps).  ``ShardWriter`` takes the parts in unit order while
-the run goes on (as each batch's result arrives) and writes the shards
-``data/<table>/train-NNNNN-of-MMMMM.parquet``: zstd, row groups of at most
-100 MB and shards of at most 500 MB (uncompressed), page index on.  Same
-rows in the same parts give the same bytes, whenever each part arrives.
-"""
+``--mode resume`` keeps).  ``ShardPlan`` takes the parts' facts in unit
+order as each batch's result arrives and cuts them into the shards
+``data/<table>/train-NNNNN-of-MMMMM.parquet``; ``write_shard`` writes one
+shard from its parts, in any worker: zstd, row groups of at most 100 MB and
+shards of at most 500 MB (uncompressed), page index on.  Same rows in the
+same parts give the same bytes, whoever writes them and whenever."""
 
 from __future__ import annotations
 
-import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from ..tables import SCHEMAS
 from .files import atomic_path, atomic_write
+from .tables_info import shard_facts
 
 MAX_ROW_GROUP_BYTES = 100 * 1000 * 1000
 MAX_SHARD_BYTES = 500 * 1000 * 1000
@@ -142,55 +143,76 @@ def write_single(path: Path, table: pa.Table) -> None:
     atomic_write(path, sink.getvalue().to_pybytes())
 
 
-class ShardWriter:
-    """The shards of table ``name`` under ``out/data/<name>/``, fed its parts in unit order.
+#: a part of a shard: (part file, rows, in-memory bytes), as ``part_facts`` gives them
+PartRef: TypeAlias = tuple[Path, int, int]
 
-    A shard is closed before a part would take it past ``MAX_SHARD_BYTES`` of
-    rows (a part larger than that is a shard alone).  Shards are written under
-    hidden temporary names and given their final ``train-NNNNN-of-MMMMM`` names
-    by ``finish``, when their number is known.
+
+@dataclass(frozen=True)
+class ShardTask:
+    """One shard to write: its table, final path and parts in order (picklable, so any
+    worker of the run can write it)."""
+
+    table: str
+    path: Path
+    parts: tuple[PartRef, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(n for _, _, n in self.parts)
+
+
+def write_shard(task: ShardTask) -> dict[str, int | str]:
+    """The shard's Parquet file (written under a temporary name, then renamed) and its
+    facts (``tables_info.shard_facts``).  A task without parts writes the table's schema
+    with no rows."""
+    schema = SCHEMAS[task.table]
+    with (
+        atomic_path(task.path) as tmp,
+        pq.ParquetWriter(str(tmp), schema, **WRITE_OPTIONS) as writer,
+    ):
+        groups = _RowGroups(writer)
+        for part, rows, nbytes in task.parts:
+            groups.add(part, rows, nbytes)
+        groups.flush()
+        if not task.parts:
+            writer.write_table(schema.empty_table())
+    return shard_facts(task.path)
+
+
+class ShardPlan:
+    """Which parts make each shard of table ``name`` under ``out/data/<name>/``, planned
+    from the parts' facts as they arrive in unit order; ``tasks`` hands the shards to
+    ``write_shard``, so the workers write them, not the driver.
+
+    A shard ends before a part would take it past ``MAX_SHARD_BYTES`` of rows
+    (a part larger than that is a shard alone); a table without rows is one
+    shard without rows.  Shards are named ``train-NNNNN-of-MMMMM`` once their
+    number is known.
     """
 
     def __init__(self, out: Path, name: str) -> None:
-        self.schema = SCHEMAS[name]
+        self.name = name
         self.folder = out / "data" / name
         self.folder.mkdir(parents=True, exist_ok=True)
         for stale in [*self.folder.glob("*.parquet"), *self.folder.glob(".train-*.tmp")]:
             stale.unlink()
-        self.shards: list[Path] = []
-        self.groups: _RowGroups | None = None
+        self.shards: list[list[PartRef]] = []
         self.shard_bytes = 0
 
     def add(self, part: Path, rows: int, nbytes: int) -> None:
         """Append a part of ``rows`` rows taking ``nbytes`` in memory (``part_facts``)."""
         if not rows:
             return
-        if self.groups is not None and self.shard_bytes + nbytes > MAX_SHARD_BYTES:
-            self._close()
-        groups = self.groups or self._open()
+        if not self.shards or self.shard_bytes + nbytes > MAX_SHARD_BYTES:
+            self.shards.append([])
+            self.shard_bytes = 0
+        self.shards[-1].append((part, rows, nbytes))
         self.shard_bytes += nbytes
-        groups.add(part, rows, nbytes)
 
-    def finish(self) -> list[Path]:
-        """Close the last shard (an empty one when the table has no rows) and name them all."""
-        if self.groups is None and not self.shards:
-            self._open().writer.write_table(self.schema.empty_table())
-        self._close()
-        n, final = len(self.shards), []
-        for i, tmp in enumerate(self.shards):
-            final.append(self.folder / f"train-{i:05d}-of-{n:05d}.parquet")
-            os.replace(tmp, final[-1])
-        return final
-
-    def _open(self) -> _RowGroups:
-        tmp = self.folder / f".train-{len(self.shards):05d}.{os.getpid()}.tmp"
-        self.shards.append(tmp)
-        self.groups = _RowGroups(pq.ParquetWriter(str(tmp), self.schema, **WRITE_OPTIONS))
-        self.shard_bytes = 0
-        return self.groups
-
-    def _close(self) -> None:
-        if self.groups is not None:
-            self.groups.flush()
-            self.groups.writer.close()
-            self.groups = None
+    def tasks(self) -> list[ShardTask]:
+        shards = self.shards or [[]]
+        n = len(shards)
+        return [
+            ShardTask(self.name, self.folder / f"train-{i:05d}-of-{n:05d}.parquet", tuple(parts))
+            for i, parts in enumerate(shards)
+        ]

@@ -1,6 +1,7 @@
 """A batch's share of every table as Arrow IPC parts (none for a table it has no rows of),
 the redaction of a unit's error rows (they travel in its result and marker), and the
-assembly that streams the parts into the shards as results arrive."""
+assembly that plans each table's shards from the parts as results arrive (the workers
+write them, ``parquet.write_shard``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ..results import BatchResult, PartFacts, UnitResult
 from ..tables import CONFIGS, TABLES, Row
 from .audit import rows_placeholders
 from .markers import part_path
-from .parquet import ShardWriter, to_table, write_part
+from .parquet import ShardPlan, ShardTask, to_table, write_part
 from .tables_info import table_facts
 
 JSON = Any
@@ -60,21 +61,28 @@ def write_parts(out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]]) -
 
 
 class Assembly:
-    """Every table's shards, fed each batch's parts in unit order (while later batches
-    still run, so the assembly overlaps the workers instead of following them)."""
+    """Every table's shards, planned from each batch's parts as its result arrives in unit
+    order (``ShardPlan``); ``tasks`` hands them to the workers, ``facts`` gathers what they
+    return per table."""
 
     def __init__(self, out: Path) -> None:
         self.out = out
-        self.writers = {name: ShardWriter(out, name) for name in CONFIGS}
+        self.plans = {name: ShardPlan(out, name) for name in CONFIGS}
 
     def add(self, result: BatchResult) -> None:
         for seq, facts in enumerate(result.parts):
             for name, (rows, nbytes) in facts.items():
-                self.writers[name].add(part_path(self.out, result.batch, seq, name), rows, nbytes)
+                self.plans[name].add(part_path(self.out, result.batch, seq, name), rows, nbytes)
 
-    def finish(self) -> dict[str, JSON]:
-        """Every table's shards closed and named, and its facts (``table_facts``).  One table
-        after another: each last row group is gathered in memory to be written, and at a
-        session that regenerates at every turn those are its largest (closing them in
-        threads saved under 0.1 s and raised the 400-turn session's peak by 100 MB)."""
-        return {name: table_facts(self.out, w.finish()) for name, w in self.writers.items()}
+    def tasks(self) -> list[ShardTask]:
+        """Every shard to write, largest first (so the workers finish together)."""
+        tasks = [task for plan in self.plans.values() for task in plan.tasks()]
+        return sorted(tasks, key=lambda t: t.nbytes, reverse=True)
+
+    def facts(self, tasks: list[ShardTask], written: list[dict[str, Any]]) -> dict[str, JSON]:
+        """Each table's facts (``table_facts``) from what ``write_shard`` returned per task."""
+        shards = sorted(zip(tasks, written, strict=True), key=lambda tw: tw[0].path.name)
+        return {
+            name: table_facts(self.out, [(t.path, f) for t, f in shards if t.table == name])
+            for name in self.plans
+        }

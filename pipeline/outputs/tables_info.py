@@ -2,7 +2,9 @@
 
 The card's ``dataset_info`` carries them, so ``datasets`` verifies the split
 sizes on load and a different export is a different cache entry (its
-module hash covers the card's dataset infos).
+module hash covers the card's dataset infos).  A shard's facts are taken by
+the worker that wrote it (``shard_facts``) and gathered per table by the
+driver (``table_facts``).
 """
 
 from __future__ import annotations
@@ -16,16 +18,23 @@ import pyarrow.parquet as pq
 JSON = Any
 
 
-def table_facts(out: Path, shards: list[Path]) -> dict[str, JSON]:
-    files: dict[str, JSON] = {}
-    rows = size = 0
-    for path in shards:
-        data = path.read_bytes()
-        meta = pq.ParquetFile(path).metadata
-        rows += meta.num_rows
-        size += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-        files[path.relative_to(out).as_posix()] = {
-            "num_bytes": len(data),
-            "checksum": hashlib.sha256(data).hexdigest(),
-        }
-    return {"rows": rows, "bytes": size, "files": files}
+def shard_facts(path: Path) -> dict[str, int | str]:
+    """A shard's rows, uncompressed bytes (its row groups'), file size and SHA-256."""
+    data = path.read_bytes()
+    meta = pq.ParquetFile(path).metadata
+    return {
+        "rows": meta.num_rows,
+        "bytes": sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)),
+        "num_bytes": len(data),
+        "checksum": hashlib.sha256(data).hexdigest(),
+    }
+
+
+def table_facts(out: Path, shards: list[tuple[Path, dict[str, JSON]]]) -> dict[str, JSON]:
+    """A table's rows, bytes and files from its shards' facts, in shard order."""
+    files = {
+        path.relative_to(out).as_posix(): {"num_bytes": f["num_bytes"], "checksum": f["checksum"]}
+        for path, f in shards
+    }
+    rows = sum(f["rows"] for _, f in shards)
+    return {"rows": rows, "bytes": sum(f["bytes"] for _, f in shards), "files": files}
