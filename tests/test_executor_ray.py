@@ -1,4 +1,5 @@
-"""The Ray executor on a local Ray with 2 CPUs writes the local executor's data files."""
+"""The Ray executor on a local Ray with 2 CPUs (batches and shards as Ray tasks) writes the
+local executor's data files."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
+from trajset.pipeline import ExportOptions, RunOptions, batches, run_export, sample_store
 
 from .test_reliability import _data
 
@@ -17,7 +18,10 @@ ray = pytest.importorskip("ray", reason="Ray cannot be installed here (pip insta
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
 
 
-def test_ray_and_local_executors_write_identical_data_files(tmp_path: Path) -> None:
+def test_ray_and_local_executors_write_identical_data_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batches, "TARGET_BYTES", 1)  # a batch per file: the shards on Ray too
     store = tmp_path / "store"
     shutil.copytree(sample_store(), store)
     shutil.copytree(UPSTREAM / "agentsession" / "testdata" / "sessions", store / "fixtures")
