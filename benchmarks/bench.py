@@ -17,7 +17,8 @@ For the corpus (``corpus.py``, seed 1) this measures, in one run:
   uncompressed Arrow bytes) / input bytes, and the same on disk; input MB/s; the
   redaction overhead (default / ``--no-redact`` time); the 2-worker speed-up;
 - for each ``--sizes`` multiple of the corpus: 1-worker time, MB/s and peak memory, to show
-  cost grows linearly with the input and memory does not.
+  cost grows linearly with the input and memory does not, and a 2-worker run right after
+  (one run each: the speed-up as the fixed cost of starting workers weighs less).
 
 ``--write FILE`` replaces the block between ``<!-- bench:begin -->`` and
 ``<!-- bench:end -->`` in FILE (appended when missing) with the figures and the machine.
@@ -164,12 +165,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 s, args.sessions * m, seed=1, tool_output_bytes=int(args.tool_output_kb * 1024)
             )
             r = export(s, root / "o", True, 1)
+            r2 = export(s, root / "o", True, 2)  # right after, under the same load
             sizes.append(
                 {
                     "input_mb": round(n / 1e6, 1),
                     "seconds": round(r["seconds"], 2),
                     "mb_per_s": round(n / 1e6 / r["seconds"], 2),
                     "peak_mb": round(r["peak_mb"]),
+                    "seconds_2_workers": round(r2["seconds"], 2),
+                    "speedup_2_workers": round(r["seconds"] / r2["seconds"], 2),
                 }
             )
             shutil.rmtree(s)
@@ -222,10 +226,11 @@ def markdown(r: dict[str, Any]) -> str:
         f"Stage seconds (default run): {r['stage_seconds_default']}; floor parts: "
         f"{r['floor_seconds']}.",
         "",
-        "| input | 1 worker, default | MB/s | peak memory |",
-        "|---:|---:|---:|---:|",
+        "| input | 1 worker, default | MB/s | peak memory | 2 workers | 2-worker speed-up |",
+        "|---:|---:|---:|---:|---:|---:|",
         *(
-            f"| {x['input_mb']} MB | {x['seconds']} s | {x['mb_per_s']} | {x['peak_mb']} MB |"
+            f"| {x['input_mb']} MB | {x['seconds']} s | {x['mb_per_s']} | {x['peak_mb']} MB "
+            f"| {x['seconds_2_workers']} s | {x['speedup_2_workers']}x |"
             for x in r["sizes"]
         ),
     ]
