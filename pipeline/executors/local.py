@@ -1,20 +1,35 @@
-"""``local``: this machine; in-process for one worker, a process pool for more."""
+"""``local``: this machine; the calling process is one of the ``workers``, a process pool
+the others."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
+def _run_chunk(job: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
+    return [job(item) for item in chunk]
+
+
 class LocalExecutor:
-    """``workers`` processes; the job is pickled with each chunk of items (once per worker for
-    small runs), so what it builds lazily is built once per chunk, never per item.
+    """``workers`` processes: this one (its items run in a thread) and a pool of
+    ``workers - 1``.  So one process fewer is started, and while the pool starts
+    (spawning and importing, about 0.5 s a process) this one already works.  The job is
+    pickled with each chunk for the pool, so what it builds lazily is built once per
+    chunk there (and once here).
 
     Inside a ``with`` block the pool started by the first map of more than one item
     serves every later map until the block ends, so a run's second map (its shards)
@@ -42,16 +57,46 @@ class LocalExecutor:
         if self.workers == 1 or len(items) <= 1:
             yield from map(job, items)
             return
-        chunksize = max(1, len(items) // (self.workers * 16))
         if self._pool is not None:
-            yield from self._pool.map(job, items, chunksize=chunksize)
+            yield from self._shared(self._pool, job, items)
             return
         # spawn, not fork: polars and pyarrow run thread pools, and a forked child can
         # inherit one of their locks held (a hang seen after --where ran in the parent)
-        pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        context = multiprocessing.get_context("spawn")
+        pool = ProcessPoolExecutor(self.workers - 1, mp_context=context)
         if self._open:
             self._pool = pool
-            yield from pool.map(job, items, chunksize=chunksize)
+            yield from self._shared(pool, job, items)
             return
         with pool:
-            yield from pool.map(job, items, chunksize=chunksize)
+            yield from self._shared(pool, job, items)
+
+    def _shared(
+        self, pool: ProcessPoolExecutor, job: Callable[[T], R], items: Sequence[T]
+    ) -> Iterator[R]:
+        """``job`` over ``items`` in the pool and in a thread here, results in their order.
+
+        Work goes to whoever is free, a chunk to a pool process, one item to the thread,
+        never queued ahead: a few large items (a run's shards) are spread as evenly as
+        many small ones."""
+        size = max(1, len(items) // (self.workers * 16))
+        pending: deque[Future[list[R]]] = deque()  # in the order of their items
+        busy: set[Future[list[R]]] = set()  # running in the pool
+        here: Future[list[R]] | None = None  # running in the thread
+        front = 0  # items[front:] are not started
+        with ThreadPoolExecutor(1, thread_name_prefix="trajset-worker") as thread:
+            while front < len(items) or pending:
+                while front < len(items) and len(busy) < self.workers - 1:
+                    chunk = pool.submit(_run_chunk, job, items[front : front + size])
+                    busy.add(chunk)
+                    pending.append(chunk)
+                    front += size
+                if front < len(items) and (here is None or here.done()):
+                    here = thread.submit(_run_chunk, job, items[front : front + 1])
+                    pending.append(here)
+                    front += 1
+                while pending and pending[0].done():
+                    yield from pending.popleft().result()
+                if pending:  # until a process or the thread is free, or the next result ready
+                    wait([*busy, pending[0], *([here] if here else [])], None, FIRST_COMPLETED)
+                    busy = {f for f in busy if not f.done()}

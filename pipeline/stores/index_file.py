@@ -47,8 +47,10 @@ class IndexFile:
 
     @cached_property
     def _db(self) -> sqlite3.Connection:
-        # immutable: nothing writes the file while jobs read it, so no locks (shared filesystems)
-        return sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True)
+        # immutable: nothing writes the file while jobs read it, so no locks (shared filesystems);
+        # any thread may read through it (a local run's first worker is a thread of the driver)
+        uri = f"file:{self.path}?mode=ro&immutable=1"
+        return sqlite3.connect(uri, uri=True, check_same_thread=False)
 
     def unit_of(self, session_id: str) -> Unit | None:
         row = self._db.execute("SELECT unit FROM ids WHERE id = ?", (session_id,)).fetchone()
