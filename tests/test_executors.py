@@ -111,6 +111,22 @@ def test_this_process_works_while_the_pool_is_busy_and_results_stay_in_order() -
         assert os.getpid() in set(executor.map(_pid, range(8)))
 
 
+def _slow_zero(n: int) -> int:
+    if n == 0:
+        time.sleep(1)
+    return n
+
+
+def test_the_driver_waits_for_the_pool_without_spinning() -> None:
+    """The thread's last item done, the pool's not: the driver waited on a done future, in
+    a loop, for as long as the pool took."""
+    with LocalExecutor(2) as executor:
+        assert len(set(executor.map(_pid, range(8)))) == 2  # the pool is started
+        cpu = time.process_time()
+        assert list(executor.map(_slow_zero, range(2))) == [0, 1]  # 0 in the pool, 1 here
+        assert time.process_time() - cpu < 0.5
+
+
 def _write_shard_noting_the_process(task: parquet.ShardTask) -> dict[str, int | str]:
     (Path(os.environ["TRAJSET_TEST_PIDS"]) / str(os.getpid())).touch()
     return parquet.write_shard(task)

@@ -98,5 +98,6 @@ class LocalExecutor:
                 while pending and pending[0].done():
                     yield from pending.popleft().result()
                 if pending:  # until a process or the thread is free, or the next result ready
-                    wait([*busy, pending[0], *([here] if here else [])], None, FIRST_COMPLETED)
+                    running = [f for f in (*busy, here) if f is not None and not f.done()]
+                    wait([*running, pending[0]], None, FIRST_COMPLETED)
                     busy = {f for f in busy if not f.done()}
