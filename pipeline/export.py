@@ -22,7 +22,7 @@ from . import __version__
 from .batches import Batch, batch_key, batches
 from .errors import OutputError
 from .executors import Executor, make_executor
-from .jobs import BatchJob, fewer_collections
+from .jobs import BatchJob, fewer_collections, small_pages
 from .options import ExportOptions, Mode, RunOptions
 from .outputs.card import card
 from .outputs.files import atomic_write
@@ -164,7 +164,7 @@ def run_export(
         ctx = RunContext(target, options, run.secrets, index, world_size=run.workers)
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         assembly = Assembly(target)
-        with make_executor(run) as executor:
+        with small_pages(), make_executor(run) as executor:  # small pages in its workers too
             with fewer_collections():
                 result = run_units(ctx, units, run, RunResult(inputs), executor, assembly, progress)
             Path(index.path).unlink()  # rebuilt by every run; no job reads it any more

@@ -8,10 +8,13 @@ process and builds the ``Runtime`` where it lands, once per job object.
 
 from __future__ import annotations
 
+import ctypes
 import gc
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
+from typing import cast
 
 from trajset.schemas.records import ErrorRow
 
@@ -134,7 +137,7 @@ class BatchParts:
 def process_batch(ctx: RunContext, rt: Runtime, batch: Batch) -> BatchResult:
     """Each unit of the batch in order, their rows into parts (``BatchParts``)."""
     parts = BatchParts(ctx, batch)
-    with fewer_collections():
+    with fewer_collections(), small_pages():
         for i, unit in enumerate(batch):
             result, rows = process_unit(ctx, rt, unit, parts)
             parts.add(result, rows, last=i == len(batch) - 1)
@@ -164,6 +167,38 @@ def fewer_collections() -> Iterator[None]:
     finally:
         gc.set_threshold(*threshold)
         gc.unfreeze()
+
+
+#: prctl(2) options: whether the kernel may back this process's memory with huge pages
+PR_SET_THP_DISABLE, PR_GET_THP_DISABLE = 41, 42
+
+
+@contextmanager
+def small_pages() -> Iterator[None]:
+    """Transparent huge pages off while a run allocates (Linux; restored after, and inherited
+    by the worker processes started meanwhile).  Where the kernel's setting is ``always``, a
+    first touch of fresh memory zeroes 2 MB, and a run allocates and frees hundreds of MB
+    of short-lived buffers (row groups, parsed lines, documents): zeroing took 14% of a
+    2-worker export's CPU samples (1.4% without), its CPU time fell by 7% (no difference
+    measured with one worker)."""
+    prctl = _prctl()
+    if prctl is None or prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) != 0:
+        yield  # not Linux, or already off (a batch inside a run)
+        return
+    prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)
+    try:
+        yield
+    finally:
+        prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0)
+
+
+def _prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return cast(Callable[..., int], ctypes.CDLL(None).prctl)
+    except (OSError, AttributeError):
+        return None
 
 
 class BatchJob:

@@ -5,13 +5,22 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from trajset.pipeline import ExportOptions, RunOptions, batches, export, run_export, sample_store
+from trajset.pipeline import (
+    ExportOptions,
+    RunOptions,
+    batches,
+    export,
+    jobs,
+    run_export,
+    sample_store,
+)
 from trajset.pipeline.cli import app
 from trajset.pipeline.errors import UsageError
 from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
@@ -150,3 +159,21 @@ def test_the_workers_write_the_shards_not_the_driver(
     run_export([sample_store()], tmp_path / "one", ExportOptions(), RunOptions(workers=1))
     assert {int(p.name) for p in pids.iterdir()} == {os.getpid()}
     assert _data(tmp_path / "two") == _data(tmp_path / "one")
+
+
+def _huge_pages_off(_: int) -> int:
+    prctl = jobs._prctl()
+    assert prctl is not None
+    return prctl(jobs.PR_GET_THP_DISABLE, 0, 0, 0, 0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(2) is Linux's")
+def test_small_pages_while_a_run_allocates_in_its_workers_too_and_restored_after() -> None:
+    assert _huge_pages_off(0) == 0
+    with jobs.small_pages():
+        assert _huge_pages_off(0) == 1
+        with jobs.small_pages():  # a batch inside a run
+            pass
+        assert _huge_pages_off(0) == 1
+        assert set(LocalExecutor(2).map(_huge_pages_off, range(8))) == {1}  # pool and thread
+    assert _huge_pages_off(0) == 0
