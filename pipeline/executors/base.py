@@ -11,7 +11,7 @@ line in ``EXECUTORS`` and one test file.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -26,3 +26,21 @@ class Executor(Protocol):
     def __enter__(self) -> Executor: ...
 
     def __exit__(self, *exc: Any) -> None: ...
+
+
+class Lifetime:
+    """An executor's ``with`` block: the workers a map starts live until the block ends
+    (``close``), so a run's maps share them; outside one, a map releases its own."""
+
+    _open = False
+
+    def __enter__(self) -> Self:
+        self._open = True
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._open = False
+        self.close()
+
+    def close(self) -> None:
+        """Release the workers (a pool, a Ray this executor started)."""

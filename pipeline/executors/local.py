@@ -14,7 +14,9 @@ from concurrent.futures import (
     ThreadPoolExecutor,
     wait,
 )
-from typing import Any, TypeVar
+from typing import TypeVar
+
+from .base import Lifetime
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -24,7 +26,7 @@ def _run_chunk(job: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
     return [job(item) for item in chunk]
 
 
-class LocalExecutor:
+class LocalExecutor(Lifetime):
     """``workers`` processes: this one (its items run in a thread) and a pool of
     ``workers - 1``.  So one process fewer is started, and while the pool starts
     (spawning and importing, about 0.5 s a process) this one already works.  The job is
@@ -38,17 +40,8 @@ class LocalExecutor:
     def __init__(self, workers: int = 1) -> None:
         self.workers = max(1, min(workers, os.cpu_count() or 1))  # more only wait for a CPU
         self._pool: ProcessPoolExecutor | None = None
-        self._open = False
-
-    def __enter__(self) -> LocalExecutor:
-        self._open = True
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def close(self) -> None:
-        self._open = False
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ..errors import UsageError
+from .base import Lifetime
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -29,7 +30,7 @@ def _run_chunk(job: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
     return [job(item) for item in chunk]
 
 
-class RayExecutor:
+class RayExecutor(Lifetime):
     """``workers`` concurrent tasks; ``address`` of a cluster to join (None: ``RAY_ADDRESS``,
     else a local Ray).  A Ray this executor starts is stopped when the ``with`` block ends
     (outside one, when the map ends), so a run's maps share one."""
@@ -41,17 +42,9 @@ class RayExecutor:
             )
         self.workers = max(1, workers)
         self.address = address or os.environ.get("RAY_ADDRESS") or None
-        self._open = self._started = False
-
-    def __enter__(self) -> RayExecutor:
-        self._open = True
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+        self._started = False
 
     def close(self) -> None:
-        self._open = False
         if self._started:
             import ray
 
