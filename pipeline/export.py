@@ -172,8 +172,8 @@ def run_export(
             result.stats.counts["paths_skipped"] = len(result.skipped)
             # the workers write the shards, unless the units ran in one batch or none (a
             # small or resumed store: no worker was started, none is for the shards alone)
-            workers = executor if result.batches_run > 1 else None
-            facts = assemble_outputs(target, result, assembly, workers)
+            shard_executor = executor if result.batches_run > 1 else None
+            facts = assemble_outputs(target, result, assembly, shard_executor)
         manifest = write_manifest(target, options, result, version, redactor, facts)
         inputs.path.unlink(missing_ok=True)  # in the manifest now
         atomic_write(target / "README.md", card(manifest, options.license).encode())
