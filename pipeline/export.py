@@ -44,7 +44,8 @@ from .stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
 from .tables.where import compile_where
 
 JSON = Any
-Progress = Callable[[int, int], None]
+#: (done, total, stage): the units run, then the shards written
+Progress = Callable[[int, int, str], None]
 
 
 def run_units(
@@ -77,7 +78,7 @@ def run_units(
             write_marker(ctx.out, result)
             finished += len(result.units)
             if progress:
-                progress(finished, len(units))
+                progress(finished, len(units), "units")
         with kept.stats.timed("assemble"):
             assembly.add(result)
         for r in result.units:
@@ -124,13 +125,20 @@ def _intact(out: Path, r: BatchResult) -> bool:
 
 
 def assemble_outputs(
-    out: Path, result: RunResult, assembly: Assembly, executor: Executor | None
+    out: Path,
+    result: RunResult,
+    assembly: Assembly,
+    executor: Executor | None,
+    progress: Progress | None = None,
 ) -> dict[str, JSON]:
     """The shards written (by ``executor``'s workers, or in this process without one) and
     ``errors.parquet``; returns each table's facts (rows, shard sizes and checksums)."""
     with result.stats.timed("assemble"):
-        tasks = assembly.tasks()
-        written = list((executor.map if executor else map)(write_shard, tasks))
+        tasks, written = assembly.tasks(), []
+        for shard in (executor.map if executor else map)(write_shard, tasks):
+            written.append(shard)
+            if progress:
+                progress(len(written), len(tasks), "shards")
         facts = assembly.facts(tasks, written)
         errors = [asdict(e) for e in result.errors]
         write_single(out / "errors.parquet", to_table("errors", errors))
@@ -173,7 +181,7 @@ def run_export(
             # the workers write the shards, unless the units ran in one batch or none (a
             # small or resumed store: no worker was started, none is for the shards alone)
             shard_executor = executor if result.batches_run > 1 else None
-            facts = assemble_outputs(target, result, assembly, shard_executor)
+            facts = assemble_outputs(target, result, assembly, shard_executor, progress)
         manifest = write_manifest(target, options, result, version, redactor, facts)
         inputs.path.unlink(missing_ok=True)  # in the manifest now
         atomic_write(target / "README.md", card(manifest, options.license).encode())

@@ -22,6 +22,7 @@ from trajset.pipeline import (
     sample_store,
 )
 from trajset.pipeline.cli import app
+from trajset.pipeline.cli.export import _ProgressBar
 from trajset.pipeline.errors import UsageError
 from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
 from trajset.pipeline.export import default_workers
@@ -177,3 +178,31 @@ def test_small_pages_while_a_run_allocates_in_its_workers_too_and_restored_after
         assert _huge_pages_off(0) == 1
         assert set(LocalExecutor(2).map(_huge_pages_off, range(8))) == {1}  # pool and thread
     assert _huge_pages_off(0) == 0
+
+
+def test_progress_reports_the_units_then_the_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shards are written after the last unit: at 2 GB that took minutes of a bar at 100%."""
+    monkeypatch.setattr(batches, "TARGET_BYTES", 1)  # a batch per file: the pool writes them
+    seen: list[tuple[str, int, int]] = []
+    run_export(
+        [sample_store()], tmp_path / "o", ExportOptions(), RunOptions(workers=2),
+        progress=lambda done, total, stage: seen.append((stage, done, total)),
+    )  # fmt: skip
+    units = [s for s in seen if s[0] == "units"]
+    shards = [s for s in seen if s[0] == "shards"]
+    assert seen == units + shards
+    assert units[-1] == ("units", 6, 6) and [d for _, d, _ in units] == list(range(1, 7))
+    assert shards == [("shards", i, 4) for i in range(1, 5)]  # one per table
+
+
+def test_the_progress_bar_names_its_stage() -> None:
+    bar = _ProgressBar()
+    try:
+        bar.update(3, 6, "units")
+        bar.update(1, 4, "shards")
+        task = bar._progress.tasks[0]
+        assert (task.description, task.completed, task.total) == ("shards", 1, 4)
+    finally:
+        bar.close()

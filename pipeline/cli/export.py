@@ -168,21 +168,28 @@ def export(
 
 
 class _ProgressBar:
-    """A units progress bar on stderr (rich comes with typer)."""
+    """A progress bar on stderr (rich comes with typer): the units run, then the shards
+    written (minutes of a large store's run)."""
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         self._progress = Progress(
-            "export", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=Console(stderr=True), transient=True,
+            TextColumn("export {task.description:<6}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=Console(stderr=True), transient=True,
         )  # fmt: skip
         self._task = self._progress.add_task("units", total=None)
         self._progress.start()
 
-    def update(self, done: int, total: int) -> None:
-        self._progress.update(self._task, completed=done, total=total)
+    def update(self, done: int, total: int, stage: str) -> None:
+        self._progress.update(self._task, description=stage, completed=done, total=total)
 
     def close(self) -> None:
         self._progress.stop()
