@@ -183,7 +183,7 @@ def test_small_pages_while_a_run_allocates_in_its_workers_too_and_restored_after
 def test_progress_reports_the_units_then_the_shards(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The shards are written after the last unit: at 2 GB that took minutes of a bar at 100%."""
+    """The shards are written after the last unit (about a fifth of a run): the bar stood at 100%."""
     monkeypatch.setattr(batches, "TARGET_BYTES", 1)  # a batch per file: the pool writes them
     seen: list[tuple[str, int, int]] = []
     run_export(
