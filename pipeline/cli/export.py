@@ -169,7 +169,7 @@ def export(
 
 class _ProgressBar:
     """A progress bar on stderr (rich comes with typer): the units run, then the shards
-    written (about a fifth of a run: 45 s of a 2 GB store's with one worker)."""
+    written (a fifth of a run's time on the benchmark corpus)."""
 
     def __init__(self) -> None:
         from rich.console import Console
