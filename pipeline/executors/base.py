@@ -17,6 +17,11 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+def run_chunk(job: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
+    """``job`` over a chunk of items, in order: what a worker is sent (a process, a task)."""
+    return [job(item) for item in chunk]
+
+
 class Executor(Protocol):
     """Maps ``job`` over ``items``; yields ``job(item)`` in the order of ``items``.  Its
     workers live until the ``with`` block ends (outside one, until the map ends)."""

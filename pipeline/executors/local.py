@@ -16,14 +16,10 @@ from concurrent.futures import (
 )
 from typing import TypeVar
 
-from .base import Lifetime
+from .base import Lifetime, run_chunk
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def _run_chunk(job: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
-    return [job(item) for item in chunk]
 
 
 class LocalExecutor(Lifetime):
@@ -80,12 +76,12 @@ class LocalExecutor(Lifetime):
         with ThreadPoolExecutor(1, thread_name_prefix="trajset-worker") as thread:
             while front < len(items) or pending:
                 while front < len(items) and len(busy) < self.workers - 1:
-                    chunk = pool.submit(_run_chunk, job, items[front : front + size])
+                    chunk = pool.submit(run_chunk, job, items[front : front + size])
                     busy.add(chunk)
                     pending.append(chunk)
                     front += size
                 if front < len(items) and (here is None or here.done()):
-                    here = thread.submit(_run_chunk, job, items[front : front + 1])
+                    here = thread.submit(run_chunk, job, items[front : front + 1])
                     pending.append(here)
                     front += 1
                 while pending and pending[0].done():

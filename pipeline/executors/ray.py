@@ -20,14 +20,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ..errors import UsageError
-from .base import Lifetime
+from .base import Lifetime, run_chunk
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def _run_chunk(job: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
-    return [job(item) for item in chunk]
 
 
 class RayExecutor(Lifetime):
@@ -72,7 +68,7 @@ class RayExecutor(Lifetime):
 
     def _run(self, ray: Any, job: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
         """Chunks of ``items`` as tasks, at most ``2 x workers`` in flight, results in order."""
-        task: Any = ray.remote(num_cpus=1)(_run_chunk)  # a retried chunk rewrites the same files
+        task: Any = ray.remote(num_cpus=1)(run_chunk)  # a retried chunk rewrites the same files
         job_ref = ray.put(job)
         size = max(1, len(items) // (self.workers * 16))
         chunks = [items[i : i + size] for i in range(0, len(items), size)]
