@@ -22,7 +22,7 @@ from . import __version__
 from .batches import Batch, batch_key, batches
 from .errors import OutputError
 from .executors import Executor, make_executor
-from .jobs import BatchJob, fewer_collections, small_pages
+from .jobs import BatchJob
 from .options import ExportOptions, Mode, RunOptions
 from .outputs.card import card
 from .outputs.files import atomic_write
@@ -42,6 +42,7 @@ from .results import BatchResult, InputLog, RunResult
 from .stages import RunContext
 from .stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
 from .tables.where import compile_where
+from .tuning import fewer_collections, small_pages
 
 JSON = Any
 #: (done, total, stage): the units run, then the shards written

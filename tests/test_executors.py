@@ -17,19 +17,20 @@ from trajset.pipeline import (
     RunOptions,
     batches,
     export,
-    jobs,
     run_export,
     sample_store,
+    tuning,
 )
 from trajset.pipeline.cli import app
 from trajset.pipeline.cli.export import _ProgressBar
 from trajset.pipeline.errors import UsageError
 from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
 from trajset.pipeline.export import default_workers
-from trajset.pipeline.jobs import BatchJob, fewer_collections
+from trajset.pipeline.jobs import BatchJob
 from trajset.pipeline.outputs import parquet
 from trajset.pipeline.stages import RunContext
 from trajset.pipeline.stores import SessionIndex, Unit
+from trajset.pipeline.tuning import fewer_collections
 
 from .test_reliability import _data
 
@@ -163,17 +164,17 @@ def test_the_workers_write_the_shards_not_the_driver(
 
 
 def _huge_pages_off(_: int) -> int:
-    prctl = jobs._prctl()
+    prctl = tuning._prctl()
     assert prctl is not None
-    return prctl(jobs.PR_GET_THP_DISABLE, 0, 0, 0, 0)
+    return prctl(tuning.PR_GET_THP_DISABLE, 0, 0, 0, 0)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(2) is Linux's")
 def test_small_pages_while_a_run_allocates_in_its_workers_too_and_restored_after() -> None:
     assert _huge_pages_off(0) == 0
-    with jobs.small_pages():
+    with tuning.small_pages():
         assert _huge_pages_off(0) == 1
-        with jobs.small_pages():  # a batch inside a run
+        with tuning.small_pages():  # a batch inside a run
             pass
         assert _huge_pages_off(0) == 1
         assert set(LocalExecutor(2).map(_huge_pages_off, range(8))) == {1}  # pool and thread
