@@ -2,7 +2,9 @@
 measurable share of a run to leave at their defaults.
 
 ``fewer_collections`` and ``small_pages`` hold while a run allocates and are
-restored after (an export may run inside a caller's process).
+restored after (an export may run inside a caller's process);
+``pyarrow_without_pandas`` is for processes trajset owns (its command line,
+its worker pool).
 """
 
 from __future__ import annotations
@@ -69,3 +71,32 @@ def _prctl() -> Callable[..., int] | None:
         return cast(Callable[..., int], ctypes.CDLL(None).prctl)
     except (OSError, AttributeError):
         return None
+
+
+class _NoPandas:
+    """An import finder that reports pandas as not installed."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError("hidden from pyarrow's first probe", name=name)
+
+
+def pyarrow_without_pandas() -> None:
+    """pyarrow imports pandas the first time it converts a Python list, only to ask whether
+    the list is a pandas object (trajset's rows never are): 0.25-0.35 s and 40 MB in every
+    process, a quarter of a small store's export.  Here pyarrow asks once while pandas
+    cannot be imported, and remembers.  What asks pyarrow for pandas by name still gets it
+    (``to_pandas``, ``from_pandas``: pyarrow imports it then), but until then pyarrow
+    converts a pandas object handed to ``pa.array`` as a plain sequence, so this is only for
+    processes trajset owns: its command line and its worker pool.  Does nothing where pandas
+    is already imported."""
+    if "pandas" in sys.modules:
+        return
+    import pyarrow as pa
+
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        pa.array([], type=pa.null())
+    finally:
+        sys.meta_path.remove(finder)

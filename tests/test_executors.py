@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -179,6 +180,52 @@ def test_small_pages_while_a_run_allocates_in_its_workers_too_and_restored_after
         assert _huge_pages_off(0) == 1
         assert set(LocalExecutor(2).map(_huge_pages_off, range(8))) == {1}  # pool and thread
     assert _huge_pages_off(0) == 0
+
+
+def _pandas_after_a_conversion(_: int) -> tuple[int, bool]:
+    import pyarrow as pa
+
+    time.sleep(0.05)  # so the pool's process takes some
+    pa.array([{"a": 1}], type=pa.struct({"a": pa.int64()}))  # as trajset converts rows
+    return os.getpid(), "pandas" in sys.modules
+
+
+_EXPORT_BY_THE_COMMAND = """
+import atexit, sys
+from trajset.pipeline.cli import main
+atexit.register(lambda: print("pandas imported:", "pandas" in sys.modules))
+sys.argv = ["trajset", "export", "--out", sys.argv[1], "--workers", "1", "-q"]
+main()
+"""
+
+_PANDAS_STILL_THERE = """
+import pyarrow as pa
+from trajset.pipeline.tuning import pyarrow_without_pandas
+pyarrow_without_pandas()
+assert pa.array([1]).to_pylist() == [1]
+frame = pa.table({"a": [1, 2]}).to_pandas()  # asks for pandas by name: pyarrow imports it
+import pandas as pd
+assert type(frame) is pd.DataFrame
+assert pa.array(pd.Series(["x", "y"], dtype="category")).type.id == pa.dictionary(pa.int8(), pa.string()).id
+print("ok")
+"""
+
+
+def test_the_command_and_its_workers_convert_rows_without_importing_pandas(
+    tmp_path: Path,
+) -> None:
+    """pyarrow imported pandas (0.25-0.35 s a process) on its first list conversion."""
+    run = subprocess.run(
+        [sys.executable, "-c", _EXPORT_BY_THE_COMMAND, str(tmp_path / "o")],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "pandas imported: False" in run.stdout
+    assert (tmp_path / "o" / "data" / "trajectories").is_dir()
+    pool = {seen for pid, seen in LocalExecutor(2).map(_pandas_after_a_conversion, range(8))
+            if pid != os.getpid()}  # fmt: skip
+    assert pool == {False}  # this process (pytest's) is not set up
+    ok = subprocess.run([sys.executable, "-c", _PANDAS_STILL_THERE], capture_output=True, text=True)
+    assert ok.stdout.strip() == "ok", ok.stderr
 
 
 def test_progress_reports_the_units_then_the_shards(

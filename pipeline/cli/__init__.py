@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from .. import __version__
+from ..tuning import pyarrow_without_pandas
 from .convert import convert
 from .export import export
 from .inspect import inspect, verify
@@ -52,5 +53,6 @@ def _main(
 
 
 def main() -> None:
-    """Console entry point."""
+    """Console entry point (a process trajset owns, so pyarrow is set up for it)."""
+    pyarrow_without_pandas()
     app()

@@ -16,6 +16,7 @@ from concurrent.futures import (
 )
 from typing import TypeVar
 
+from ..tuning import pyarrow_without_pandas
 from .base import Lifetime, run_chunk
 
 T = TypeVar("T")
@@ -52,7 +53,9 @@ class LocalExecutor(Lifetime):
         # spawn, not fork: polars and pyarrow run thread pools, and a forked child can
         # inherit one of their locks held (a hang seen after --where ran in the parent)
         context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(self.workers - 1, mp_context=context)
+        pool = ProcessPoolExecutor(
+            self.workers - 1, mp_context=context, initializer=pyarrow_without_pandas
+        )
         if self._open:
             self._pool = pool
             yield from self._shared(pool, job, items)
