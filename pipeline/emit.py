@@ -115,7 +115,7 @@ def _write_documents(ctx: RunContext, rt: Runtime, ex: SessionExport, result: Un
             data = write_document(atif_dir, et.name, et.document, et.media)
             written += len(data)
             if rt.redactor.active:
-                for rule, n in count_placeholders(data.decode("utf-8")).items():
+                for rule, n in count_placeholders(data).items():
                     result.stats.counts[f"redacted/atif/{rule}"] += n
             st.passed += 1
             result.documents.append(et.name)

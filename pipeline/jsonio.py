@@ -171,10 +171,15 @@ def content_hash(value: JSON) -> str:
 
 def dumps_compact(value: JSON) -> str:
     """Compact JSON text, non-ASCII kept, for table columns."""
+    return dumps_compact_bytes(value).decode("utf-8")
+
+
+def dumps_compact_bytes(value: JSON) -> bytes:
+    """``dumps_compact`` as UTF-8 bytes, for a reader of bytes (no decoded copy)."""
     try:
-        return orjson.dumps(value).decode("utf-8")
+        return orjson.dumps(value)
     except TypeError:  # integers beyond 64 bits: the standard library keeps them exact
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def dumps_indented(value: JSON) -> bytes:

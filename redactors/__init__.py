@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from . import detectors, passwords, pii, structure
-from .base import PLACEHOLDER_RE, Placeholders, Rule, RuleError, base_name
+from .base import PLACEHOLDER_BYTES_RE, PLACEHOLDER_RE, Placeholders, Rule, RuleError, base_name
 from .custom import custom_rule
 from .engine import MIN_LENGTH, Redactor, StringRule, TreeReport
 from .home_paths import HomePaths
@@ -110,11 +110,18 @@ def check_secrets(secrets: Sequence[str]) -> None:
             )
 
 
-def count_placeholders(text: str) -> dict[str, int]:
-    """Placeholders per rule in ``text`` (the audit of an output)."""
+def count_placeholders(text: str | bytes) -> dict[str, int]:
+    """Placeholders per rule in ``text`` (the audit of an output), a string or its UTF-8
+    bytes (the same counts: a placeholder is ASCII), so a document written as bytes needs
+    no decoded copy (a 243 MB document took 243 MB more at its peak)."""
+    rules = (
+        (m.group(1).decode("ascii") for m in PLACEHOLDER_BYTES_RE.finditer(text))
+        if isinstance(text, bytes)
+        else (m.group(1) for m in PLACEHOLDER_RE.finditer(text))
+    )
     counts: dict[str, int] = {}
-    for m in PLACEHOLDER_RE.finditer(text):
-        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    for rule in rules:
+        counts[rule] = counts.get(rule, 0) + 1
     return counts
 
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from .anchored import Anchor
 from .prefilter import any_of
 
-PLACEHOLDER_RE = re.compile(r"\[REDACTED:([a-z0-9_]+):(\d+)\]")
+#: a placeholder, ASCII only (so its matches in UTF-8 bytes are its matches in the text)
+PLACEHOLDER_RE = re.compile(r"\[REDACTED:([a-z0-9_]+):([0-9]+)\]")
+PLACEHOLDER_BYTES_RE = re.compile(PLACEHOLDER_RE.pattern.encode("ascii"))
 
 
 class RuleError(ValueError):

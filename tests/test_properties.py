@@ -14,6 +14,7 @@ from trajset.pipeline.jsonio import canonical
 from trajset.pipeline.stores import read_session_text
 from trajset.pipeline.tables import TABLES
 from trajset.pipeline.tree import outcome_records, parse_policy
+from trajset.redactors import count_placeholders
 from trajset.schemas.atif import validate_document
 from trajset.schemas.entries import BranchSummaryEntry, CompactionEntry, ItemEntry
 from trajset.schemas.openresponses import encode_item
@@ -150,3 +151,22 @@ def test_an_outcome_stops_at_its_targets_subtree() -> None:
     assert {target, sibling} <= set(session.leaves())
     [record] = outcome_records(session)
     assert record.leaf_ids == (target,)
+
+
+_PLACEHOLDERS = st.builds(
+    lambda rule, n: f"[REDACTED:{rule}:{n}]",
+    st.sampled_from(["email", "aws_access_key", "x_1"]),
+    st.integers(1, 10**6),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text() | _PLACEHOLDERS | st.just("[REDACTED:email:٣]")))
+def test_placeholders_count_the_same_in_a_text_and_its_utf8_bytes(pieces: list[str]) -> None:
+    """Documents are counted in the bytes written (no decoded copy of a large document)."""
+    text = "".join(pieces)
+    counts = count_placeholders(text)
+    assert count_placeholders(text.encode("utf-8")) == counts
+    assert sum(counts.values()) >= sum(
+        1 for p in pieces if p.startswith("[REDACTED:") and p[-2] != "٣"
+    )
