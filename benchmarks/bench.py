@@ -4,10 +4,13 @@
     python benchmarks/bench.py --sessions 200 --tool-output-kb 36 --sizes 1,2,4 --repeat 3 \\
         --write benchmarks/RESULTS.md
     python benchmarks/bench.py --sessions 5 --repeat 1 --sizes 1   # a smoke run (CI)
+    python benchmarks/bench.py --format einox --write benchmarks/RESULTS.md   # an einox store
 
-For the corpus (``corpus.py``, seed 1) this measures, in one run:
+For the corpus (``corpus.py``, or ``einox_corpus.py`` with ``--format einox``; seed 1) this
+measures, in one run:
 
-- the **floor**: orjson parse of every input line, orjson dump of every ATIF document
+- the **floor**: orjson parse of every input record (a JSONL line, a ``session.json``),
+  orjson dump of every ATIF document
   written, and a pyarrow write of every table written (zstd, as the export writes them);
 - ``trajset export`` with 1 worker (default redaction, all outputs), with ``--no-redact``,
   and with 2 workers, each in a fresh process (wall time and peak resident memory: the
@@ -21,7 +24,8 @@ For the corpus (``corpus.py``, seed 1) this measures, in one run:
   (one run each: the speed-up as the fixed cost of starting workers weighs less).
 
 ``--write FILE`` replaces the block between ``<!-- bench:begin -->`` and
-``<!-- bench:end -->`` in FILE (appended when missing) with the figures and the machine.
+``<!-- bench:end -->`` in FILE (``bench:einox:begin`` and ``bench:einox:end`` for an einox
+corpus; appended when missing) with the figures and the machine.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).parent))
 
 from corpus import build_corpus
+from einox_corpus import build_einox_corpus
+
+BUILDERS = {"agentsession": build_corpus, "einox": build_einox_corpus}
 
 CHILD = """
 import json, resource, sys, time
@@ -90,13 +97,15 @@ def floor(store: Path, out: Path) -> dict[str, float]:
 
 
 def floor_here(store: Path, out: Path) -> str:
-    """Seconds to parse every input line, dump every document and write every table (JSON)."""
+    """Seconds to parse every input record, dump every document and write every table (JSON)."""
     start = time.perf_counter()
     for path in sorted(store.rglob("*.jsonl")):
         with path.open("rb") as fh:
             for line in fh:
                 if line.strip():
                     orjson.loads(line)
+    for path in sorted(store.rglob("session.json")):
+        orjson.loads(path.read_bytes())
     parse = time.perf_counter() - start
     docs = [orjson.loads(p.read_bytes()) for p in sorted((out / "atif").glob("*.json"))]
     start = time.perf_counter()
@@ -146,7 +155,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         store = root / "corpus"
-        size = build_corpus(
+        build = BUILDERS[args.format]
+        size = build(
             store, args.sessions, seed=1, tool_output_bytes=int(args.tool_output_kb * 1024)
         )
         runs: dict[str, list[dict[str, Any]]] = {"default": [], "no_redact": [], "workers_2": []}
@@ -161,7 +171,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         sizes = []
         for m in args.sizes:
             s = root / f"corpus-x{m}"
-            n = build_corpus(
+            n = build(
                 s, args.sessions * m, seed=1, tool_output_bytes=int(args.tool_output_kb * 1024)
             )
             r = export(s, root / "o", True, 1)
@@ -181,6 +191,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "machine": machine(),
         "command": " ".join(["python benchmarks/bench.py", *map(_relative, sys.argv[1:])]),
         "corpus": {
+            "format": args.format,
             "sessions": args.sessions,
             "tool_output_kb": args.tool_output_kb,
             "input_mb": round(size / 1e6, 1),
@@ -205,7 +216,8 @@ def markdown(r: dict[str, Any]) -> str:
     lines = [
         f"Machine: {r['machine']}.",
         f"Corpus: {c['sessions']} generated sessions, tool outputs of about "
-        f"{c['tool_output_kb']} KB, {c['input_mb']} MB of JSONL. Command: `{r['command']}`.",
+        f"{c['tool_output_kb']} KB, {c['input_mb']} MB of {c['format']} session files. "
+        f"Command: `{r['command']}`.",
         "",
         "| run | wall time (median) | peak memory |",
         "|---|---:|---:|",
@@ -237,8 +249,9 @@ def markdown(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_block(path: Path, text: str) -> None:
-    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+def write_block(path: Path, text: str, kind: str = "agentsession") -> None:
+    tag = "bench" if kind == "agentsession" else f"bench:{kind}"
+    begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
     old = path.read_text() if path.exists() else ""
     block = f"{begin}\n{text}\n{end}"
     if begin in old and end in old:
@@ -258,6 +271,7 @@ def main() -> None:
     ap.add_argument(
         "--sizes", default="1,2,4", help="corpus multiples for the scaling rows (1,2,4)"
     )
+    ap.add_argument("--format", choices=sorted(BUILDERS), default="agentsession")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--write", type=Path, help="put the figures into this Markdown file")
     args = ap.parse_args()
@@ -265,7 +279,7 @@ def main() -> None:
     result = run(args)
     print(json.dumps(result, indent=2) if args.json else markdown(result))
     if args.write:
-        write_block(args.write, markdown(result))
+        write_block(args.write, markdown(result), args.format)
 
 
 if __name__ == "__main__":

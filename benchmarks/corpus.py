@@ -3,6 +3,7 @@
     python benchmarks/corpus.py sample pipeline/sample_store     # regenerate the sample store
     python benchmarks/corpus.py corpus /tmp/corpus --sessions 2000 --seed 1
     python benchmarks/corpus.py corpus /tmp/big --sessions 200 --tool-output-kb 36  # ~60 MB
+    python benchmarks/corpus.py corpus /tmp/ex --format einox --sessions 200 --tool-output-kb 36
 
 The sample store is committed as package data; ``tests/test_sample_store.py``
 checks that it still equals what ``build_sample_store`` writes.
@@ -17,6 +18,7 @@ import shutil
 import uuid
 import zlib
 from pathlib import Path
+from typing import Any
 
 from trajset.pipeline.builder import SessionBuilder
 from trajset.pipeline.stores.agentsession import store_path
@@ -507,6 +509,10 @@ def main() -> None:
     ap.add_argument(
         "--tool-output-kb", type=float, default=0, help="mean tool output size (0: a few lines)"
     )
+    ap.add_argument(
+        "--format", choices=["agentsession", "einox"], default="agentsession",
+        help="store kind of the corpus (einox: einox_corpus.py)",
+    )  # fmt: skip
     ap.add_argument("--clean", action="store_true", help="remove DEST first")
     args = ap.parse_args()
     if args.clean and args.dest.exists():
@@ -515,7 +521,8 @@ def main() -> None:
         for p in build_sample_store(args.dest):
             print(p)
     else:
-        size = build_corpus(
+        build = build_corpus if args.format == "agentsession" else _einox()
+        size = build(
             args.dest,
             args.sessions,
             args.seed,
@@ -524,6 +531,12 @@ def main() -> None:
             tool_output_bytes=int(args.tool_output_kb * 1024),
         )
         print(f"{size} bytes")
+
+
+def _einox() -> Any:
+    from einox_corpus import build_einox_corpus  # it imports this module's text makers
+
+    return build_einox_corpus
 
 
 if __name__ == "__main__":

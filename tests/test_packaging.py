@@ -16,6 +16,8 @@ import sysconfig
 import venv
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -87,12 +89,15 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     assert len(list((tmp_path / "out" / "atif").glob("*.json"))) == 8
 
 
-def test_the_benchmark_runner_runs_on_a_tiny_corpus() -> None:
+@pytest.mark.parametrize("kind", ["agentsession", "einox"])
+def test_the_benchmark_runner_runs_on_a_tiny_corpus(kind: str) -> None:
     """A smoke run only: no timing is asserted (machines are shared and noisy)."""
     tiny = ["--sessions", "2", "--repeat", "1", "--sizes", "1", "--tool-output-kb", "1"]
+    tiny += ["--format", kind]
     result = subprocess.run(
         [sys.executable, "benchmarks/bench.py", *tiny, "--json"],
         cwd=ROOT, capture_output=True, text=True, timeout=240, check=True,
     )  # fmt: skip
     figures = json.loads(result.stdout)
     assert {"efficiency", "amplification", "speedup_2_workers", "sizes"} <= set(figures)
+    assert figures["corpus"]["format"] == kind and figures["corpus"]["input_mb"] > 0

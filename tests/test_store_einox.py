@@ -326,3 +326,29 @@ def test_store_kind_einox_is_forced_and_other_kinds_refuse(tmp_path: Path) -> No
     runner = CliRunner()
     result = runner.invoke(app, ["inspect", str(STORE), "--store-kind", "einox"])
     assert result.exit_code == 0 and "4 sessions, 0 unreadable" in result.output
+
+
+# --------------------------------------------------------------------------- the benchmark's stores
+
+
+def test_the_benchmark_generator_writes_stores_the_reader_merges(tmp_path: Path) -> None:
+    """``einox_corpus.py`` (the benchmark's einox stores): each regenerated turn a ForkAt
+    session that merges into its source's tree as a preferred branch, spilled outputs
+    restored, every document valid."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from einox_corpus import build_einox_corpus
+
+    store, out = tmp_path / "store", tmp_path / "out"
+    build_einox_corpus(store, 10, seed=2, turns=4, fork_rate=0.5, tool_output_bytes=12_000)
+    files = list(store.rglob("session.json"))
+    assert len(files) > 10 and list(store.rglob("spill/trunc/*"))  # forks, spilled outputs
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    assert run.stats.counts["trees"] == 10 and not run.errors
+    trajectories = _rows(out, "trajectories")
+    assert len(trajectories) == len(files)  # one leaf per session: a fork adds one branch
+    assert sum(bool(r["abandoned_at"]) for r in trajectories) == len(files) - 10
+    assert _rows(out, "preferences")
+    for doc in (out / "atif").glob("*.json"):
+        assert "<persisted-output>" not in doc.read_text(encoding="utf-8")
