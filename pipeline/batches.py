@@ -29,8 +29,11 @@ Batch = tuple[Unit, ...]
 
 
 def unit_size(unit: Unit) -> int:
-    """The unit's input bytes; 0 for a unit inside a shared file (a database session)."""
-    if unit.key:
+    """The unit's input bytes; 0 for a unit selected inside a file it shares with others (a
+    database session: a key and no place of its own).  An einox owner has a key and its own
+    folder: its files count (counted as 0 they put every owner of a store in one batch, so
+    a second worker had nothing to do)."""
+    if unit.key and not unit.name:
         return 0
     size = 0
     for f in unit.files:

@@ -41,3 +41,19 @@ def test_large_sessions_get_batches_of_about_target_bytes(tmp_path: Path) -> Non
         units.append(Unit("agentsession", (str(f),)))
     per_batch = len(units) / len(batches(units))
     assert 2 < per_batch < 6  # about four quarter-target sessions a batch, not 64
+
+
+def test_owners_count_their_files_and_database_sessions_do_not(tmp_path: Path) -> None:
+    """An einox owner (a key and a folder of its own) weighs its files, so large owners get
+    batches of their own; a database session (a key in a shared file) weighs nothing."""
+    owners = []
+    for i in range(12):
+        f = tmp_path / f"user{i}" / "sessions" / "s0" / "session.json"
+        f.parent.mkdir(parents=True)
+        f.write_bytes(b"x" * TARGET_BYTES)
+        owners.append(Unit("einox", (str(f),), f"user{i}", name=str(tmp_path / f"user{i}")))
+    assert len(batches(owners)) == len(owners)  # each a batch: both workers have work
+    db = tmp_path / "store.db"
+    db.write_bytes(b"x" * TARGET_BYTES * 4)
+    sessions = [Unit("agentsession-sqlite", (str(db),), f"s{i}") for i in range(200)]
+    assert len(batches(sessions)) < 20  # about one in 64 ends a batch, not every one
