@@ -10,8 +10,8 @@ For the corpus (``corpus.py``, or ``einox_corpus.py`` with ``--format einox``; s
 measures, in one run:
 
 - the **floor**: orjson parse of every input record (a JSONL line, a ``session.json``),
-  orjson dump of every ATIF document
-  written, and a pyarrow write of every table written (zstd, as the export writes them);
+  orjson dump of every ATIF document written, and a pyarrow write of every table written
+  (zstd, as the export writes them);
 - ``trajset export`` with 1 worker (default redaction, all outputs), with ``--no-redact``,
   and with 2 workers, each in a fresh process (wall time and peak resident memory: the
   process's own high-water mark, and for 2 workers the largest worker's); the three alternate ``--repeat`` times and medians are reported,
