@@ -42,19 +42,27 @@ def _rows(out: Path, table: str) -> list[dict[str, Any]]:
     return pl.read_parquet(out / "data" / table / "*.parquet").to_dicts()
 
 
+def _loaded(store: Path = STORE, **options: str) -> list[Session | Exception]:
+    """What every unit of the store's owners loads, in unit order."""
+    units = [u for u in discover([store], "einox", tuple(options.items())) if u.files]
+    return [x for u in units for x in load_unit(u)]
+
+
 def _sessions(store: Path = STORE, **options: str) -> dict[str, Session]:
-    [unit] = [u for u in discover([store], "einox", tuple(options.items())) if u.files]
-    return {s.id: s for s in load_unit(unit) if isinstance(s, Session)}
+    return {s.id: s for s in _loaded(store, **options) if isinstance(s, Session)}
 
 
 # --------------------------------------------------------------------------- discovery
 
 
-def test_a_root_or_its_users_folder_is_detected_and_owners_are_units() -> None:
+def test_a_root_or_its_users_folder_is_detected_and_each_fork_group_is_a_unit() -> None:
+    """A fork is read with its source; a side chat and unrelated sessions are units of their own."""
     assert detect_kind(STORE) == detect_kind(STORE / "users") == "einox"
     units = discover([STORE])
-    assert [u.key for u in units] == [".channel-bindings", "alice"]
-    assert len(units[1].files) == 5 and units[1].label.endswith("users/alice")
+    assert [u.key for u in units] == [".channel-bindings", *["alice"] * 4]
+    groups = [[Path(f).parent.name for f in u.files] for u in units[1:]]
+    assert sorted(groups) == sorted([[SOURCE, FORK], [SIDE], [CRASHED], [PENDING]])
+    assert all("users/alice#" in u.label for u in units[1:])
 
 
 def test_channel_bindings_are_skipped_and_counted(exported: Path) -> None:
@@ -293,8 +301,7 @@ def test_a_session_cut_at_any_offset_is_an_error_and_the_rest_exports(
     path = store / "users" / "alice" / "sessions" / sid / "session.json"
     data = path.read_bytes()
     path.write_bytes(data[: int(len(data) * fraction)])
-    [unit] = [u for u in discover([store]) if u.key == "alice"]
-    loaded = load_unit(unit)
+    loaded = _loaded(store)
     [error] = [x for x in loaded if not isinstance(x, Session)]
     assert isinstance(error, SessionReadError) and error.source == str(path)
     exported_ids = {s.id for s in loaded if isinstance(s, Session)}

@@ -1,6 +1,7 @@
 """einox session stores (specs/einox.md): ``users/<owner>/sessions/<sid>/session.json``.
 
-A unit is one owner's sessions, since forks link them.  Each session
+A unit is one group of an owner's sessions that forks join (``groups.py``):
+a fork is read with its source, other sessions apart.  Each session
 converts to a linear list of entries (``convert.py``); forks are merged onto
 their source (``lineage.py``), side chats become their own tree with a
 ``fork_of`` link to the parent.  Folders under ``users/`` without
@@ -20,6 +21,7 @@ from trajset.schemas.session import Entry, Session, validate_header
 from ...errors import SessionReadError, UnitSkipped
 from ..base import Loaded, Unit
 from .convert import Converted, convert
+from .groups import groups
 from .lineage import fork_edges, merged_entries
 from .record import Record, read_record
 from .turns import split_events
@@ -38,17 +40,23 @@ def users_dir(path: Path) -> Path | None:
 
 
 class EinoxReader:
-    """``einox``: a root holding ``users/`` (or ``users/`` itself); one unit per owner."""
+    """``einox``: a root holding ``users/`` (or ``users/`` itself); a unit per fork group of an owner."""
 
     def detect(self, path: Path) -> bool:
         return path.is_dir() and users_dir(path) is not None
 
     def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
+        """A unit per fork group of each owner (``groups.py``); an owner of one group
+        (or none: not an owner) is named by its folder, a group of several by its first
+        session too."""
         users = users_dir(path) or path / "users"
         out = []
         for owner in sorted(p for p in users.iterdir() if p.is_dir()):
-            files = tuple(str(f) for f in sorted(owner.glob("sessions/*/session.json")))
-            out.append(Unit("einox", files, owner.name, name=str(owner), options=options))
+            found = groups(sorted(owner.glob("sessions/*/session.json"))) or [[]]
+            for group in found:
+                name = str(owner) if len(found) == 1 else f"{owner}#{group[0].parent.name}"
+                files = tuple(str(f) for f in group)
+                out.append(Unit("einox", files, owner.name, name=name, options=options))
         return out
 
     def load(self, unit: Unit) -> Loaded:
