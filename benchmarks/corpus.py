@@ -422,6 +422,14 @@ def _tool_output(rng: random.Random, size: int) -> str:
     return "\n".join(lines)
 
 
+def tool_output(rng: random.Random, index: int, size: int, secrets: bool = True) -> str:
+    """A tool output (``_tool_output``), one in five with a planted key and e-mail address."""
+    out = _tool_output(rng, size)
+    if secrets and rng.random() < 0.2:
+        out += f"\nexport OPENAI_API_KEY=sk-proj-{rng.getrandbits(160):040x}\ncontact: dev{index}@example.com"
+    return out
+
+
 def synthetic_session(
     rng: random.Random,
     index: int,
@@ -452,10 +460,7 @@ def synthetic_session(
             model="gpt-5",
             usage=(500 + 40 * t, 60, 400),
         )
-        out = _tool_output(rng, tool_output_bytes)
-        if secrets and rng.random() < 0.2:
-            out += f"\nexport OPENAI_API_KEY=sk-proj-{rng.getrandbits(160):040x}\ncontact: dev{index}@example.com"
-        at = b.tool_output(call, out)
+        at = b.tool_output(call, tool_output(rng, index, tool_output_bytes, secrets))
         r = b.respond(
             text=_sentence(rng, rng.randint(10, 60)), model="gpt-5", usage=(800 + 40 * t, 90, 600)
         )

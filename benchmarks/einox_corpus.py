@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from corpus import _sentence, _tool_output
+from corpus import _sentence, tool_output
 
 JSON = Any
 #: einox cuts a tool output longer than this to a placeholder and spills the full text
@@ -151,15 +151,8 @@ def _fork(rng: random.Random, source: _Session, anchor: int, k: int, index: int)
     detail = f"锚定分叉自会话 {source.sid}（锚点事件 #{anchor}；工作区不随行）"
     fork.event("harness_note", {"kind": "fork", "title": "会话分叉", "detail": detail}, 0)
     call = f"call_f{k}"
-    fork.turn(rng, k, call, _output(rng, index, 0), first=False)
+    fork.turn(rng, k, call, tool_output(rng, index, 0), first=False)
     return fork
-
-
-def _output(rng: random.Random, index: int, size: int, secrets: bool = True) -> str:
-    out = _tool_output(rng, size)
-    if secrets and rng.random() < 0.2:
-        out += f"\nexport OPENAI_API_KEY=sk-proj-{rng.getrandbits(160):040x}\ncontact: dev{index}@example.com"
-    return out
 
 
 def build_einox_corpus(
@@ -180,7 +173,7 @@ def build_einox_corpus(
         s = _Session(_sid(rng), owner, 1_767_261_600_000 + i * 86_400_000)
         anchors: list[int] = []
         for t in range(turns):
-            s.turn(rng, t, f"call_{t}", _output(rng, i, tool_output_bytes), first=t == 0)
+            s.turn(rng, t, f"call_{t}", tool_output(rng, i, tool_output_bytes), first=t == 0)
             if t < turns - 1 and rng.random() < fork_rate:  # the source goes on after it
                 anchors.append(len(s.events))
         task = s.messages[0]["content"]
