@@ -19,6 +19,7 @@ from trajset.pipeline.stores.einox.record import read_record
 from trajset.schemas.session import Session
 
 from .conftest import UPSTREAM
+from .test_reliability import _data
 
 EINOX = UPSTREAM / "einox"
 STORE = EINOX / "synthetic" / "data"
@@ -359,3 +360,37 @@ def test_the_benchmark_generator_writes_stores_the_reader_merges(tmp_path: Path)
     assert _rows(out, "preferences")
     for doc in (out / "atif").glob("*.json"):
         assert "<persisted-output>" not in doc.read_text(encoding="utf-8")
+
+
+def test_resume_after_adding_changing_and_removing_sessions_equals_a_fresh_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Units are fork groups: removing a fork or changing a session re-exports its group
+    alone, an added conversation is a group of its own, untouched groups are reused."""
+    import sys
+
+    from trajset.pipeline import Mode, batches
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from einox_corpus import build_einox_corpus
+
+    monkeypatch.setattr(batches, "MEAN_UNITS", 1)  # a batch per unit: resume reuses units
+    store, other, out = tmp_path / "store", tmp_path / "other", tmp_path / "out"
+    build_einox_corpus(store, 6, seed=4, turns=3, fork_rate=0.5)
+    build_einox_corpus(other, 1, seed=5, turns=2, fork_rate=0.0)
+    keep = RunOptions(workers=1, keep_state=True)
+    run_export([store], out, ExportOptions(), keep)
+    groups = [u.files for u in discover([store]) if len(u.files) > 1]
+    assert len(groups) >= 2  # conversations with forks
+    started = lambda f: json.loads(Path(f).read_text(encoding="utf-8"))["started_at"]  # noqa: E731
+    fork = Path(max(groups[0], key=started)).parent  # a fork starts after its source
+    changed = Path(groups[1][0])
+    shutil.rmtree(fork)
+    changed.write_text(changed.read_text(encoding="utf-8").replace(" ", "  ", 1), "utf-8")
+    [added] = (other / "users" / "user0" / "sessions").iterdir()
+    shutil.copytree(added, store / "users" / "user0" / "sessions" / added.name)
+    resume = RunOptions(workers=1, mode=Mode.resume, keep_state=True)
+    run = run_export([store], out, ExportOptions(), resume)
+    assert run.stats.counts["units_reused"] == len(discover([store])) - 3  # all but these three
+    run_export([store], tmp_path / "fresh", ExportOptions(), RunOptions(workers=1))
+    assert _data(out) == _data(tmp_path / "fresh")
