@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,15 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from trajset.pipeline import ExportOptions, RunOptions, discover, read_store, run_export
+from trajset.pipeline import (
+    ExportOptions,
+    Mode,
+    RunOptions,
+    batches,
+    discover,
+    read_store,
+    run_export,
+)
 from trajset.pipeline.cli import app
 from trajset.pipeline.errors import SessionReadError
 from trajset.pipeline.stores import detect_kind, load_unit
@@ -20,6 +29,12 @@ from trajset.schemas.session import Session
 
 from .conftest import UPSTREAM
 from .test_reliability import _data
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+try:
+    from einox_corpus import build_einox_corpus  # the benchmark's einox stores
+finally:
+    sys.path.pop(0)
 
 EINOX = UPSTREAM / "einox"
 STORE = EINOX / "synthetic" / "data"
@@ -343,11 +358,6 @@ def test_the_benchmark_generator_writes_stores_the_reader_merges(tmp_path: Path)
     """``einox_corpus.py`` (the benchmark's einox stores): each regenerated turn a ForkAt
     session that merges into its source's tree as a preferred branch, spilled outputs
     restored, every document valid."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from einox_corpus import build_einox_corpus
-
     store, out = tmp_path / "store", tmp_path / "out"
     build_einox_corpus(store, 10, seed=2, turns=4, fork_rate=0.5, tool_output_bytes=12_000)
     files = list(store.rglob("session.json"))
@@ -367,13 +377,6 @@ def test_resume_after_adding_changing_and_removing_sessions_equals_a_fresh_expor
 ) -> None:
     """Units are fork groups: removing a fork or changing a session re-exports its group
     alone, an added conversation is a group of its own, untouched groups are reused."""
-    import sys
-
-    from trajset.pipeline import Mode, batches
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from einox_corpus import build_einox_corpus
-
     monkeypatch.setattr(batches, "MEAN_UNITS", 1)  # a batch per unit: resume reuses units
     store, other, out = tmp_path / "store", tmp_path / "other", tmp_path / "out"
     build_einox_corpus(store, 6, seed=4, turns=3, fork_rate=0.5)
