@@ -19,6 +19,7 @@ from .inspect import inspect, verify
 from .publish import publish
 from .report import report
 from .scan import scan
+from .sources import sources
 from .validate import schema, validate
 
 app = typer.Typer(
@@ -30,7 +31,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-for command in (export, inspect, verify, validate, scan, convert, publish, report, schema):
+for command in (export, sources, inspect, verify, validate, scan, convert, publish, report, schema):
     app.command()(command)
 
 

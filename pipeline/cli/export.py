@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from .. import __version__
+from ..errors import UsageError
 from ..executors import EXECUTORS
 from ..export import default_workers, run_export
 from ..options import Mode, resolve
 from ..results import RunResult
-from ..stores import STORE_KINDS, sample_store
+from ..sources import local_sources
+from ..stores import READERS, STORE_KINDS, option_help, sample_store
 from ..tree.policies import spellings
 from .errors import exits, fail
 
@@ -41,7 +43,9 @@ ReaderOptions = Annotated[
     list[str] | None,
     typer.Option(
         "--reader-option",
-        help="NAME=VALUE for the store reader, e.g. keep_truncated=true (einox); repeatable.",
+        help="NAME=VALUE for the store's reader; repeatable. "
+        + "; ".join(option_help())
+        + ". An option no reader of the run declares is an error.",
     ),
 ]
 
@@ -50,12 +54,35 @@ def stores_or_sample(stores: list[Path] | None) -> list[Path]:
     return list(stores) if stores else [sample_store()]
 
 
+def all_local_stores(
+    stores: list[Path] | None, store_kind: str | None, quiet: bool = False
+) -> list[Path]:
+    """The given stores and every store ``trajset sources`` finds (the ones with sessions)."""
+    if store_kind not in (None, "auto"):
+        raise UsageError("--all-local exports stores of every kind; leave out --store-kind")
+    found = [s for s in local_sources() if s.sessions]
+    if not found and not stores:
+        searched = "; ".join(
+            f"{k}: {loc.describe()}" for k, r in READERS.items() for loc in r.locations
+        )
+        raise UsageError(f"--all-local found no store (searched {searched}); give a STORE")
+    for s in found if not quiet else []:
+        typer.echo(f"--all-local: {s.kind} store {s.path} ({s.sessions} sessions)", err=True)
+    return list(dict.fromkeys([*(stores or []), *(s.path for s in found)]))
+
+
 @exits
 def export(
     stores: StoreArgs = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (the dataset).")] = Path(
         "trajset-out"
     ),
+    all_local: Annotated[
+        bool,
+        typer.Option(
+            "--all-local", help="Also export every store `trajset sources` finds on this machine."
+        ),
+    ] = False,
     store_kind: StoreKindOption = None,
     prefer: Annotated[
         list[str] | None,
@@ -144,6 +171,7 @@ def export(
         "max_media_bytes": max_media_bytes,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
+    chosen = all_local_stores(stores, store_kind, quiet) if all_local else stores_or_sample(stores)
     if run.executor == "local" and run.workers > default_workers():
         typer.echo(
             f"--workers {run.workers} is more than the {default_workers()} CPUs this process "
@@ -154,7 +182,7 @@ def export(
     bar = _ProgressBar() if not quiet and sys.stderr.isatty() else None
     try:
         result = run_export(
-            stores_or_sample(stores), out, options, run,
+            chosen, out, options, run,
             progress=bar.update if bar else None, version=__version__,
         )  # fmt: skip
     finally:

@@ -1,8 +1,10 @@
 """Store readers behind one seam, and the run's view of a store (DESIGN §1-§2).
 
-``READERS`` is the registry of store kinds, most specific first: ``auto``
-asks each reader's ``detect`` in this order, and every later step looks the
-unit's kind up here, so the store kind is dispatched in exactly this place.
+``READERS`` is the registry of store kinds, built from the readers (each
+names its own ``kind``), most specific first: ``auto`` asks each reader's
+``detect`` in this order, and every later step looks the unit's kind up here,
+so the store kind is dispatched in exactly this place.  ``reader_options``
+checks ``--reader-option`` against what the readers declare;
 ``discover`` lists the work units of the given stores in a stable order;
 ``load_unit`` reads one; ``SessionIndex`` knows which unit holds a session,
 so linked subsessions can be loaded without reading every unit (``IndexFile``
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -21,21 +23,41 @@ from trajset.schemas.session import Session
 
 from ..errors import UnitFailed, UsageError
 from .agentsession import AgentSessionReader, read_session, read_session_text
-from .base import Loaded, StoreReader, Unit, file_fingerprint
+from .base import (
+    Loaded,
+    Location,
+    OptionValue,
+    Reader,
+    ReaderOption,
+    Unit,
+    UnitOptions,
+    file_fingerprint,
+)
 from .claude import ClaudeCodeReader
 from .einox import EinoxReader
 from .index_file import IndexFile
 from .sqlite import SqliteReader
 from .suga import SugaReader
 
+
+def registry(*readers: Reader) -> dict[str, Reader]:
+    """Store kind -> reader, in the order given; a kind named twice is a programming error."""
+    out: dict[str, Reader] = {}
+    for r in readers:
+        if r.kind in out or r.kind == "auto":
+            raise ValueError(f"store kind {r.kind!r} is registered twice (or is reserved)")
+        out[r.kind] = r
+    return out
+
+
 #: store kind -> reader, most specific first (``auto`` takes the first whose ``detect`` says yes)
-READERS: dict[str, StoreReader] = {
-    "agentsession-sqlite": SqliteReader(),
-    "einox": EinoxReader(),
-    "suga": SugaReader(),
-    "claude-code": ClaudeCodeReader(),
-    "agentsession": AgentSessionReader(),
-}
+READERS: dict[str, Reader] = registry(
+    SqliteReader(),
+    EinoxReader(),
+    SugaReader(),
+    ClaudeCodeReader(),
+    AgentSessionReader(),  # the fallback: any file or folder
+)
 STORE_KINDS = ("auto", *READERS)
 
 
@@ -53,34 +75,72 @@ def detect_kind(path: Path) -> str:
     return next(kind for kind, reader in READERS.items() if reader.detect(path))
 
 
-def reader_for(kind: str) -> StoreReader:
+def reader_for(kind: str) -> Reader:
     """The reader of ``kind``; ``UsageError`` listing the valid kinds."""
     if kind not in READERS:
         raise UsageError(f"unknown store kind {kind!r}; valid: {', '.join(STORE_KINDS)}")
     return READERS[kind]
 
 
-def discover(
-    stores: Iterable[Path], kind: str = "auto", options: tuple[tuple[str, str], ...] = ()
-) -> list[Unit]:
-    """Every work unit of the given stores, in a stable order, each once; ``options`` are
-    the reader options every unit carries."""
+def option_help(kinds: Iterable[str] | None = None) -> list[str]:
+    """``kind: name=TYPE (default ...): help`` for every option of the given kinds (all)."""
+    return [
+        f"{kind}: {o.describe()}"
+        for kind in (READERS if kinds is None else kinds)
+        for o in READERS[kind].options
+    ]
+
+
+def reader_options(
+    kinds: Iterable[str], given: Iterable[tuple[str, str]]
+) -> dict[str, UnitOptions]:
+    """The typed options of each kind from ``--reader-option NAME=VALUE`` pairs: a name must
+    be declared by a reader of ``kinds`` (a store of the run), and its value parse as the
+    declared type; else ``UsageError`` listing the valid options of those kinds."""
+    kinds = list(dict.fromkeys(kinds))
+    typed: dict[str, dict[str, OptionValue]] = {k: {} for k in kinds}
+    for name, text in given:
+        declared = [(k, o) for k in kinds for o in READERS[k].options if o.name == name]
+        if not declared:
+            valid = option_help(kinds)
+            raise UsageError(
+                f"--reader-option {name}: not an option of the "
+                f"{', '.join(kinds) or 'given'} reader{'s' if len(kinds) > 1 else ''}; "
+                + (f"valid: {'; '.join(valid)}" if valid else "they take no options")
+            )
+        for kind, option in declared:
+            typed[kind][name] = option.parse(text, kind)
+    return {k: tuple(sorted(v.items())) for k, v in typed.items()}
+
+
+def store_kinds(stores: Iterable[Path], kind: str = "auto") -> list[str]:
+    """The kind of each store: ``kind``, or what ``detect_kind`` says of each under ``auto``."""
     if kind != "auto":
         reader_for(kind)
+    return [detect_kind(s) if kind == "auto" else kind for s in stores]
+
+
+def discover(
+    stores: Iterable[Path], kind: str = "auto", options: Iterable[tuple[str, str]] = ()
+) -> list[Unit]:
+    """Every work unit of the given stores, in a stable order, each once, carrying its
+    reader's typed options (``options``: ``NAME=VALUE`` pairs, checked by ``reader_options``)."""
+    stores = list(stores)
+    kinds = store_kinds(stores, kind)
+    typed = reader_options(kinds, options)
     units: dict[Unit, None] = {}
     seen: set[tuple[str, ...]] = set()  # the same files reached by several paths are read once
-    for store in stores:
-        k = detect_kind(store) if kind == "auto" else kind
+    for store, k in zip(stores, kinds, strict=True):
         if not store.exists():
             raise UsageError(f"store {store} does not exist")
-        found = READERS[k].units(store, options)
+        found = READERS[k].units(store, typed[k])
         if not found:
             raise UsageError(f"store {store} holds no session that the {k} reader can find")
         for u in found:
             key = (u.key, *(os.path.realpath(f) for f in u.files))
             if key not in seen:
                 seen.add(key)
-                units[u] = None
+                units[replace(u, options=typed[k])] = None
     return list(units)
 
 
@@ -204,18 +264,24 @@ __all__ = [
     "STORE_KINDS",
     "Index",
     "IndexFile",
+    "Loaded",
+    "Location",
+    "Reader",
+    "ReaderOption",
     "SessionIndex",
-    "StoreReader",
     "Unit",
     "detect_kind",
     "discover",
     "fingerprint",
     "linked_sessions",
     "load_unit",
+    "option_help",
     "read_session",
     "read_session_text",
     "read_store",
     "reader_for",
+    "reader_options",
+    "registry",
     "sample_store",
     "skipped_paths",
 ]

@@ -19,7 +19,7 @@ from trajset.schemas.timestamps import parse_rfc3339
 
 from ..errors import SessionReadError
 from ..jsonio import loads_strict
-from .base import Loaded, Unit, read_input
+from .base import Loaded, Location, Reader, ReaderOption, Unit, UnitOptions, read_input
 
 JSON = Any
 
@@ -35,26 +35,29 @@ def _outside(p: Path, root: Path) -> bool:
         return False
 
 
-class AgentSessionReader:
+class AgentSessionReader(Reader):
     """``agentsession``: one session file, or every ``*.jsonl`` below a folder (the fallback kind)."""
+
+    kind = "agentsession"
+    locations = (Location("~/.agent/sessions"),)
+    options = (
+        ReaderOption(
+            "follow_symlinks", bool, False, "read links to session files outside the store"
+        ),
+    )
 
     def detect(self, path: Path) -> bool:
         return path.is_file() or path.is_dir()
 
-    def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
+    def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
         """Every ``*.jsonl`` path, whatever it is (a dangling link, a FIFO or a folder so named
-        becomes an error row when read, never a silent skip)."""
+        becomes an error row when read, never a silent skip); a link out of the store is
+        marked unless ``follow_symlinks``, and its load fails."""
         files = [path] if not path.is_dir() else sorted(path.rglob("*.jsonl"))
-        follow = dict(options).get("follow_symlinks", "").lower() in ("1", "true", "yes")
+        follow = self.option(options, "follow_symlinks")
         root = path.resolve() if path.is_dir() else path.resolve().parent
         return [
-            Unit(
-                "agentsession",
-                (str(p),),
-                OUTSIDE if _outside(p, root) and not follow else "",
-                options=options,
-            )
-            for p in files
+            self.unit((str(p),), OUTSIDE if _outside(p, root) and not follow else "") for p in files
         ]
 
     def load(self, unit: Unit) -> Loaded:
@@ -68,9 +71,6 @@ class AgentSessionReader:
     def session_ids(self, unit: Unit) -> list[str]:
         sid = _header_id(Path(unit.files[0]))
         return [sid] if sid else []
-
-    def inputs(self, unit: Unit) -> tuple[str, ...]:
-        return unit.files
 
 
 def _header_id(path: Path) -> str:

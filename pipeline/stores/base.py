@@ -1,26 +1,111 @@
 """The store-reader seam: what a reader of one store kind provides, and the work unit.
 
-A ``StoreReader`` recognises a path as its kind of store, cuts the store
-into work units (the files that must be read together), loads a unit into
-``Session`` trees (raising ``UnitFailed`` when it cannot), fingerprints a
-unit's inputs and names the sessions a unit holds without loading it (so
-links to subsessions can be resolved).  A new store kind is one module with
-such a class, one line in ``READERS`` and one test file.
+A ``Reader`` declares its ``kind`` (the ``READERS`` name), its default
+``locations`` on a user's machine and its typed ``options``
+(``--reader-option NAME=VALUE``); it recognises a path as its kind of store,
+cuts the store into work units (the files that must be read together), loads
+a unit into ``Session`` trees (raising ``UnitFailed`` when it cannot), names
+the files a unit's result depends on and the sessions a unit holds without
+loading it (so links to subsessions can be resolved).  A new store kind is one
+module with such a class, one line in ``READERS`` and its fixtures in the
+reader contract test.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
 from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Issue, Session, validate_header
 
-from ..errors import SessionReadError, UnitFailed
+from ..errors import SessionReadError, UnitFailed, UsageError
 
 JSON = Any
+#: what a reader option holds, once parsed
+OptionValue = bool | int | str
+#: a unit's reader options: (name, typed value) for every option its reader declares
+UnitOptions = tuple[tuple[str, OptionValue], ...]
+
+_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+
+
+@dataclass(frozen=True)
+class ReaderOption:
+    """One ``--reader-option NAME=VALUE`` a reader declares: its type, default and help."""
+
+    name: str
+    type: type[bool] | type[int] | type[str]
+    default: OptionValue
+    help: str
+
+    def parse(self, text: str, kind: str) -> OptionValue:
+        """The value of ``NAME=text``; ``UsageError`` saying what the option takes."""
+        value = text.strip()
+        if self.type is bool:
+            if value.lower() in _TRUE + _FALSE:
+                return value.lower() in _TRUE
+        elif self.type is int:
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        else:
+            return value
+        raise UsageError(
+            f"--reader-option {self.name}={text}: the {kind} reader's {self.name} takes "
+            f"{self.type_name}; e.g. --reader-option {self.name}={self.example}"
+        )
+
+    @property
+    def type_name(self) -> str:
+        return {bool: "true or false", int: "an integer"}.get(self.type, "a string")
+
+    @property
+    def example(self) -> str:
+        if self.type is bool:
+            return "false" if self.default else "true"
+        return str(self.default)
+
+    def describe(self) -> str:
+        """``name=<type> (default ...): help``, for ``--help``, errors and the README."""
+        default = str(self.default).lower() if self.type is bool else repr(self.default)
+        kind = {bool: "true|false", int: "N"}.get(self.type, "TEXT")
+        return f"{self.name}={kind} (default {default}): {self.help}"
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a store kind lives by default on a user's machine: ``default`` (``~`` is the
+    home folder, as ``HOME`` says), or the folder the environment variable ``env`` names
+    when it is set; then ``below`` inside it (``~/.claude`` + ``projects``)."""
+
+    default: str
+    env: str = ""
+    below: str = ""
+
+    def resolve(self, environ: Mapping[str, str] | None = None) -> Path | None:
+        """The path on this machine (``environ`` defaults to the process's); None when it
+        depends on a home folder that is not known."""
+        environ = os.environ if environ is None else environ
+        base = environ.get(self.env, "") if self.env else ""
+        if not base:
+            if self.default.startswith("~"):
+                home = environ.get("HOME", "")
+                if not home:
+                    return None
+                base = home + self.default[1:]
+            else:
+                base = self.default
+        return Path(base) / self.below if self.below else Path(base)
+
+    def describe(self) -> str:
+        where = f"${self.env} (else {self.default})" if self.env else self.default
+        return f"{where}/{self.below}" if self.below else where
 
 
 @dataclass(frozen=True)
@@ -29,14 +114,14 @@ class Unit:
 
     ``key`` selects inside a store (a database session, an owner); ``name`` is
     where the unit lives when that is not its first file (an owner's folder);
-    ``options`` are the reader options (``--reader-option NAME=VALUE``).
+    ``options`` are its reader's options, typed (``discover`` sets them).
     """
 
     kind: str  # the READERS name of the store kind
     files: tuple[str, ...]
     key: str = ""
     name: str = ""
-    options: tuple[tuple[str, str], ...] = ()
+    options: UnitOptions = ()
 
     @property
     def label(self) -> str:
@@ -50,33 +135,57 @@ class Unit:
 Loaded = list[Session | UnitFailed]
 
 
-class StoreReader(Protocol):
-    """One store kind (see the module docstring)."""
+class Reader:
+    """One store kind (see the module docstring).  Subclasses set the three class
+    attributes and implement the five methods; ``option`` reads a typed option of a unit."""
+
+    #: the store kind, as ``--store-kind`` and ``READERS`` name it
+    kind: ClassVar[str]
+    #: where stores of this kind live by default (``trajset sources``, ``--all-local``)
+    locations: ClassVar[tuple[Location, ...]] = ()
+    #: the ``--reader-option`` names this reader takes
+    options: ClassVar[tuple[ReaderOption, ...]] = ()
+
+    def option(self, of: Unit | UnitOptions, name: str) -> OptionValue:
+        """The value of option ``name`` of a unit (or of the options ``units`` is given),
+        else its declared default."""
+        given = dict(of.options if isinstance(of, Unit) else of)
+        for declared in self.options:
+            if declared.name == name:
+                return given.get(name, declared.default)
+        raise KeyError(f"the {self.kind} reader declares no option {name!r}")
+
+    def unit(
+        self, files: tuple[str, ...], key: str = "", name: str = "", options: UnitOptions = ()
+    ) -> Unit:
+        """A unit of this kind."""
+        return Unit(self.kind, files, key, name, options)
 
     def detect(self, path: Path) -> bool:
         """True when ``path`` is a store of this kind (asked in ``READERS`` order)."""
-        ...
+        raise NotImplementedError
 
-    def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
-        """Every work unit of the store at ``path``, in a stable order, carrying ``options``."""
-        ...
+    def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
+        """Every work unit of the store at ``path``, in a stable order; ``options`` are the
+        typed reader options, which ``discover`` then sets on every unit."""
+        raise NotImplementedError
 
     def load(self, unit: Unit) -> Loaded:
         """The sessions of ``unit`` (an error in place of each one that does not read);
         ``UnitFailed`` when the whole unit cannot be read, ``UnitSkipped`` when it holds
         no sessions by design."""
-        ...
+        raise NotImplementedError
 
     def session_ids(self, unit: Unit) -> list[str]:
         """The ids of the sessions ``unit`` holds, read cheaply (headers only); [] if unknown."""
-        ...
+        raise NotImplementedError
 
     def inputs(self, unit: Unit) -> tuple[str, ...] | None:
         """Every file whose bytes the unit's result depends on (its files and what they
         refer to), in a stable order: fingerprinted for resume, and the files not listed
         by any unit are reported as skipped.  None when the unit has no files of its own
         (rows of a shared database)."""
-        ...
+        return unit.files
 
 
 def file_fingerprint(paths: tuple[str, ...]) -> tuple[str, int]:

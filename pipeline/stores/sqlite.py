@@ -18,7 +18,7 @@ from trajset.schemas.session import Session
 
 from ..errors import SessionReadError, UsageError
 from .agentsession import read_session_text
-from .base import Loaded, Unit
+from .base import Loaded, Reader, Unit, UnitOptions
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: what the reader needs of the schema
@@ -71,17 +71,22 @@ def read_sqlite_session(path: Path, session_id: str) -> Session:
     return read_session_text("\n".join([row[0], *lines]) + "\n", source=source)
 
 
-class SqliteReader:
-    """``agentsession-sqlite``: a database file holding ``sessions`` and ``entries`` tables."""
+class SqliteReader(Reader):
+    """``agentsession-sqlite``: a database file holding ``sessions`` and ``entries`` tables
+    (no default location: the reference names none)."""
+
+    kind = "agentsession-sqlite"
 
     def detect(self, path: Path) -> bool:
+        if not path.is_file():  # a FIFO would block the open
+            return False
         try:
             with path.open("rb") as fh:
-                return path.is_file() and fh.read(16) == SQLITE_MAGIC
+                return fh.read(16) == SQLITE_MAGIC
         except OSError:
             return False
 
-    def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
+    def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
         try:
             db = _connect(path)
             try:
@@ -91,7 +96,7 @@ class SqliteReader:
                 db.close()
         except sqlite3.Error as exc:
             raise UsageError(f"{path}: not an agentsession database ({exc})") from None
-        return [Unit("agentsession-sqlite", (str(path),), sid, options=options) for sid in ids]
+        return [self.unit((str(path),), sid) for sid in ids]
 
     def load(self, unit: Unit) -> Loaded:
         return [read_sqlite_session(Path(unit.files[0]), unit.key)]

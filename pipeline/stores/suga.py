@@ -26,7 +26,7 @@ from trajset.schemas.session import Issue, Session
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ..errors import SessionReadError
-from .base import Loaded, Unit, converted_session
+from .base import Loaded, Reader, Unit, UnitOptions, converted_session
 
 JSON = Any
 FILES = ("sessions.jsonl", "entries.jsonl", "trace_events.jsonl", "session_meta.jsonl")
@@ -309,15 +309,18 @@ def convert_session(export: Export, info: JSON, children: list[str]) -> Session:
     return converted_session(header, c.raws, source, "suga", _gaps(sid, entries), dict(c.counts))
 
 
-class SugaReader:
-    """``suga``: a ``suga-export`` folder (``manifest.json`` with ``format: suga-export``)."""
+class SugaReader(Reader):
+    """``suga``: a ``suga-export`` folder (``manifest.json`` with ``format: suga-export``);
+    no default location, since a host program writes the export where it is told."""
+
+    kind = "suga"
 
     def detect(self, path: Path) -> bool:
         return path.is_dir() and bool(_declared(path))
 
-    def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
+    def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
         files = tuple(str(p) for p in [path / "manifest.json", *_declared(path)])
-        return [Unit("suga", files, name=str(path), options=options)]
+        return [self.unit(files, name=str(path))]
 
     def load(self, unit: Unit) -> Loaded:
         export = Export.read(Path(unit.name))
@@ -349,6 +352,3 @@ class SugaReader:
             if unit.name
             else []
         )
-
-    def inputs(self, unit: Unit) -> tuple[str, ...]:
-        return unit.files

@@ -20,7 +20,7 @@ from typing import Any
 from trajset.schemas.session import Issue, Session
 
 from ...errors import SessionReadError
-from ..base import Loaded, Unit, converted_session
+from ..base import Loaded, Location, Reader, Unit, UnitOptions, converted_session
 from .convert import tree_entries
 from .lines import Record, read_lines
 from .tree import build
@@ -72,8 +72,11 @@ def _agents_in(folder: Path) -> list[Path]:
     return sorted([*folder.glob("agent-*.jsonl"), *folder.glob("*/subagents/agent-*.jsonl")])
 
 
-class ClaudeCodeReader:
+class ClaudeCodeReader(Reader):
     """``claude-code``: ``~/.claude/projects``, one project folder, or one session file."""
+
+    kind = "claude-code"
+    locations = (Location("~/.claude", env="CLAUDE_CONFIG_DIR", below="projects"),)
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -84,21 +87,16 @@ class ClaudeCodeReader:
             p.is_dir() and _sessions_in(p) for p in path.iterdir()
         )
 
-    def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
+    def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
         if path.is_file():
-            return [Unit("claude-code", (str(path),), name=str(path), options=options)]
+            return [self.unit((str(path),), name=str(path))]
         projects = (
             [path]
             if _sessions_in(path)
             else [p for p in sorted(path.iterdir()) if p.is_dir() and _sessions_in(p)]
         )
         return [
-            Unit(
-                "claude-code",
-                tuple(str(f) for f in [*_sessions_in(p), *_agents_in(p)]),
-                name=str(p),
-                options=options,
-            )
+            self.unit(tuple(str(f) for f in [*_sessions_in(p), *_agents_in(p)]), name=str(p))
             for p in projects
         ]
 
@@ -128,9 +126,6 @@ class ClaudeCodeReader:
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [Path(f).stem for f in unit.files]
-
-    def inputs(self, unit: Unit) -> tuple[str, ...]:
-        return unit.files
 
 
 def _first_time(path: Path) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Session, validate_header
 
 from ...errors import SessionReadError, UnitSkipped
-from ..base import Loaded, Unit
+from ..base import Loaded, Location, Reader, ReaderOption, Unit, UnitOptions
 from .convert import Converted, convert
 from .groups import groups
 from .lineage import fork_edges, merged_entries
@@ -39,13 +39,25 @@ def users_dir(path: Path) -> Path | None:
     return users if users.is_dir() and any(users.glob("*/sessions")) else None
 
 
-class EinoxReader:
+class EinoxReader(Reader):
     """``einox``: a root holding ``users/`` (or ``users/`` itself); a unit per fork group of an owner."""
+
+    kind = "einox"
+    #: the upstream comments call the per-user tree ``.agent/users/<operator>``
+    locations = (Location("~/.agent/users"),)
+    options = (
+        ReaderOption(
+            "keep_truncated",
+            bool,
+            False,
+            "keep the <persisted-output> placeholders instead of restoring spill/trunc/",
+        ),
+    )
 
     def detect(self, path: Path) -> bool:
         return path.is_dir() and users_dir(path) is not None
 
-    def units(self, path: Path, options: tuple[tuple[str, str], ...] = ()) -> list[Unit]:
+    def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
         """A unit per fork group of each owner (``groups.py``); an owner of one group
         (or none: not an owner) is named by its folder, a group of several by its first
         session too."""
@@ -56,7 +68,7 @@ class EinoxReader:
             for group in found:
                 name = str(owner) if len(found) == 1 else f"{owner}#{group[0].parent.name}"
                 files = tuple(str(f) for f in group)
-                out.append(Unit("einox", files, owner.name, name=name, options=options))
+                out.append(self.unit(files, owner.name, name))
         return out
 
     def load(self, unit: Unit) -> Loaded:
@@ -73,8 +85,7 @@ class EinoxReader:
                 loaded.append(exc)
                 continue
             records.setdefault(r.sid, r)
-        keep = dict(unit.options).get("keep_truncated", "").lower() in ("1", "true", "yes")
-        loaded.extend(sessions(records, unit.key, keep))
+        loaded.extend(sessions(records, unit.key, bool(self.option(unit, "keep_truncated"))))
         return loaded
 
     def session_ids(self, unit: Unit) -> list[str]:
