@@ -15,12 +15,14 @@ import argparse
 import base64
 import random
 import shutil
+import sys
 import uuid
 import zlib
 from pathlib import Path
 from typing import Any
 
-from trajset.pipeline.builder import SessionBuilder
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the builder lives in tests/
+from tests.builder import SessionBuilder
 from trajset.pipeline.stores.agentsession import store_path
 
 HARNESS = {"name": "acme-coder", "version": "2.3.1"}

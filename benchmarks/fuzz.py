@@ -2,16 +2,16 @@
 
     python benchmarks/fuzz.py --minutes 10 --seed 1 [--keep DIR] [--small-slices]
 
-Each round takes a seed input of one store kind (the bundled sample store, the einox and
-suga samples, the Claude Code samples), mutates one of its files (truncate at a byte offset,
+Each round takes a seed input of one registered store kind (every kind in ``READERS``
+must have a seed in ``SEEDS``, or the runner refuses to start), mutates one of its files (truncate at a byte offset,
 flip bytes, insert or delete bytes, drop, repeat or swap lines, replace a value's type) and
 exports it.  Invariants: the export returns (no exception reaches the caller); every input
 session is accounted for (read = exported + failed) and every unit is counted; nothing is
 written outside the output folder; and every 5th round, 1 and 2 workers write byte-identical
 data files.  A broken invariant prints the round, the mutation and the kept input folder.
-``--small-slices`` runs this process's exports (the 1-worker ones) in slices of 2
-trajectories with their rows spilled after every slice and every 2 pairs, so the
-1-and-2-worker comparison also holds those paths against the defaults.
+``--small-slices`` runs the 1-worker exports in slices of 2 trajectories with their rows
+spilled after every slice and every 2 pairs (``RunSettings``), so the 1-and-2-worker
+comparison also holds those paths against the defaults.
 """
 
 from __future__ import annotations
@@ -27,17 +27,54 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the builder lives in tests/
+from tests.builder import write_sqlite_store
+from trajset.pipeline import ExportOptions, RunOptions, RunSettings, run_export, sample_store
+from trajset.pipeline.stores import READERS
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT / "tests" / "data" / "upstream"
-SEEDS: dict[str, Path] = {
-    "agentsession": sample_store(),
-    "einox": UPSTREAM / "einox" / "synthetic" / "data",
-    "suga": UPSTREAM / "suga" / "synthetic-export",
-    "claude-code": UPSTREAM / "claude-code" / "synthetic-rewind",
-    "claude-code-real": UPSTREAM / "claude-code" / "teich",
+#: store kind -> seed stores of that kind (a database kind's seed is built from the sample)
+SEEDS: dict[str, list[Path]] = {
+    "agentsession": [sample_store()],
+    "agentsession-sqlite": [],  # built in the work folder by ``_seed``
+    "einox": [UPSTREAM / "einox" / "synthetic" / "data"],
+    "suga": [UPSTREAM / "suga" / "synthetic-export"],
+    "claude-code": [
+        UPSTREAM / "claude-code" / "synthetic-rewind",
+        UPSTREAM / "claude-code" / "teich",
+    ],
 }
+SMALL_SLICES = RunSettings(slice_trajectories=2, spill_document_bytes=1, spill_session_rows=2)
+
+
+def check_seeds() -> None:
+    """Every registered reader has seeds here (a new reader must add its own)."""
+    missing = sorted(set(READERS) - set(SEEDS))
+    if missing:
+        raise SystemExit(f"fuzz: no seed store for the store kind(s) {', '.join(missing)}")
+
+
+def _sample_files() -> list[Path]:
+    return sorted(sample_store().rglob("*.jsonl"))
+
+
+def _whole(path: Path) -> bool:
+    """Every line of the file is JSON (the sample's deliberately cut file is not)."""
+    try:
+        return all(json.loads(line) is not None for line in path.read_text().splitlines() if line)
+    except ValueError:
+        return False
+
+
+def _seed(kind: str, rng: random.Random, store: Path) -> None:
+    """A copy of one seed of ``kind`` at ``store`` (a database: the sample store's sessions
+    written into one, as the Go reference lays it out)."""
+    if kind == "agentsession-sqlite":
+        store.mkdir()
+        write_sqlite_store(store / "sessions.db", [f for f in _sample_files() if _whole(f)])
+        return
+    shutil.copytree(rng.choice(SEEDS[kind]), store, symlinks=True)
 
 
 def _lines(data: bytes, rng: random.Random, op: str) -> bytes:
@@ -100,18 +137,23 @@ def _data(out: Path) -> dict[str, bytes]:
     return {str(p.relative_to(out)): p.read_bytes() for p in [*files, out / "errors.parquet"]}
 
 
-def one_round(work: Path, kind: str, rng: random.Random, determinism: bool) -> str:
+def one_round(
+    work: Path, kind: str, rng: random.Random, determinism: bool, settings: RunSettings
+) -> str:
     """Mutate, export, check; returns "" or what broke."""
     store = work / "store"
-    shutil.copytree(SEEDS[kind], store, symlinks=True)
-    files = sorted(p for p in store.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json"))
+    _seed(kind, rng, store)
+    suffixes = (".jsonl", ".json", ".db")
+    files = sorted(p for p in store.rglob("*") if p.is_file() and p.suffix in suffixes)
     target = rng.choice(files)
     op = rng.choice(list(MUTATIONS))
     target.write_bytes(MUTATIONS[op](target.read_bytes(), rng))
     what = f"{kind} {op} {target.relative_to(store)}"
     before = {p for p in work.rglob("*")}
     try:
-        run = run_export([store], work / "out", ExportOptions(), RunOptions(workers=1))
+        run = run_export(
+            [store], work / "out", ExportOptions(), RunOptions(workers=1, settings=settings)
+        )
     except Exception:  # an abort is fine only as a usage or output error with one line
         from trajset.pipeline.errors import TrajsetError
 
@@ -119,7 +161,7 @@ def one_round(work: Path, kind: str, rng: random.Random, determinism: bool) -> s
         if isinstance(exc, TrajsetError):
             return ""
         return f"{what}: exception\n{traceback.format_exc()}"
-    c = run.stats.counts
+    c = run.counts  # run_export checks this too (InvariantBroken); checked here once more
     if c["sessions_read"] != c["sessions_exported"] + c["sessions_failed"]:
         return f"{what}: counts do not reconcile {dict(c)}"
     outside = (
@@ -143,10 +185,8 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="copy each breaking input here")
     ap.add_argument("--small-slices", action="store_true", help="slices of 2, spill often")
     args = ap.parse_args()
-    if args.small_slices:  # spawned workers keep the defaults
-        from trajset.pipeline import emit, stages
-
-        stages.SLICE, emit.SPILL_BYTES, emit.SPILL_ROWS = 2, 1, 2
+    check_seeds()
+    settings = SMALL_SLICES if args.small_slices else RunSettings()
     rng = random.Random(args.seed)
     deadline = time.monotonic() + 60 * args.minutes
     rounds = broken = 0
@@ -154,7 +194,7 @@ def main() -> None:
         rounds += 1
         kind = rng.choice(list(SEEDS))
         with tempfile.TemporaryDirectory() as tmp:
-            problem = one_round(Path(tmp), kind, rng, determinism=rounds % 5 == 0)
+            problem = one_round(Path(tmp), kind, rng, rounds % 5 == 0, settings)
             if problem:
                 broken += 1
                 print(f"round {rounds}: {problem}", flush=True)

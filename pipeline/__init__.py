@@ -2,7 +2,8 @@
 
 The public surface is small:
 
-* ``run_export(stores, out, ExportOptions(...), RunOptions(...))``: the whole export;
+* ``run_export(stores, out, ExportOptions(...), RunOptions(...))``: the whole export
+  (``RunOptions(settings=RunSettings(...))``: the run's tuning knobs);
 * ``read_store`` / ``read_session`` and ``Session``: the one in-memory model;
 * ``trajectories``, ``to_atif``, ``items``, ``items_from``: the reference mapping;
 * ``build_context``, ``canonical_request``, ``request_hash``: the context algorithm;
@@ -16,9 +17,10 @@ from trajset.schemas.records import Trajectory
 from trajset.schemas.session import Entry, Session
 
 from .atif import AtifOptions, items, items_from, session_documents, to_atif
-from .export import run_export
 from .options import ExportOptions, Mode, RunOptions
-from .stages import export_session
+from .run.chain import export_session
+from .run.driver import run_export
+from .run.settings import RunSettings
 from .stores import discover, read_session, read_store, sample_store
 from .tree import build_context, canonical_request, request_hash, trajectories
 
@@ -29,6 +31,7 @@ __all__ = [
     "ExportOptions",
     "Mode",
     "RunOptions",
+    "RunSettings",
     "Session",
     "Settings",
     "Trajectory",

@@ -5,7 +5,8 @@
     TrajsetError                  everything trajset raises on purpose
     ├── AbortRun                  stop the whole run (exit 1 or 2)
     │   ├── UsageError            bad option or configuration (exit 2)
-    │   └── OutputError           the output folder cannot be used as asked
+    │   ├── OutputError           the output folder cannot be used as asked
+    │   └── InvariantBroken       the run's counts do not add up (a bug: exit 1)
     ├── UnitFailed                this work unit is lost; the run goes on
     │   ├── SessionReadError      a session file that does not read (bad header,
     │   │                         corrupt line, duplicate id, unknown parent)
@@ -69,6 +70,12 @@ class UsageError(AbortRun):
 
 class OutputError(AbortRun):
     kind = "output"
+
+
+class InvariantBroken(AbortRun):
+    """What the run counted does not add up (``Ledger.check``): never silent."""
+
+    kind = "internal"
 
 
 class UnitFailed(TrajsetError):

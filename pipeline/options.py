@@ -36,6 +36,7 @@ from typing import Any
 from trajset.redactors import Redactor, RuleError, build_redactor, custom_rule, selected_rules
 
 from .errors import UsageError
+from .run.settings import RunSettings
 from .tree.policies import Policy, parse_policy, policy_label
 
 
@@ -119,7 +120,8 @@ class ExportOptions:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How a run is carried out; never changes a data byte."""
+    """How a run is carried out; never changes a row (``settings`` only cut batches, parts
+    and shards differently)."""
 
     workers: int = 1
     executor: str = "local"
@@ -127,6 +129,7 @@ class RunOptions:
     ray_address: str | None = None  # a Ray cluster to join (--executor ray)
     keep_state: bool = False  # keep .trajset/ parts and markers for an incremental resume
     secrets: tuple[str, ...] = field(default=(), repr=False)
+    settings: RunSettings = field(default_factory=RunSettings)
 
 
 def load_config(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

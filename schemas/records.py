@@ -112,10 +112,9 @@ class SessionTrajectories:
 
     input: SessionInput
     decisions: dict[str, ForkDecision]
-    results: Iterable[Trajectory | ErrorRow]  # one per leaf, in file order; built as taken
+    results: Iterable[Trajectory]  # one per leaf that builds, in file order; built as taken
     outcomes: list[OutcomeRecord]
     best_score: dict[str, float]
-    errors: list[ErrorRow] = field(default_factory=list)
 
     @property
     def session(self) -> Session:
@@ -198,7 +197,6 @@ class SessionExport:
     prompts: ForkPrompts
     kept: list[ExportedTrajectory] = field(default_factory=list)
     filtered_out: int = 0
-    errors: list[ErrorRow] = field(default_factory=list)
     last: bool = True
 
     @property

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from trajset.pipeline.builder import SessionBuilder
+from tests.builder import SessionBuilder
 
 
 def basic(session_id: str, **header: object) -> SessionBuilder:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from trajset.pipeline.builder import SessionBuilder
+from tests.builder import SessionBuilder
 
 OPS = st.lists(
     st.tuples(

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trajset.pipeline.batches import MEAN_UNITS, TARGET_BYTES, batch_key, batches, ends_batch
+from trajset.pipeline.run.batches import batch_key, batches, ends_batch
+from trajset.pipeline.run.settings import RunSettings
 from trajset.pipeline.stores import Unit
+
+DEFAULTS = RunSettings()
+MEAN_UNITS, TARGET_BYTES = DEFAULTS.batch_mean_units, DEFAULTS.batch_input_bytes
 
 
 def _units(n: int, prefix: str = "s") -> list[Unit]:
@@ -17,8 +21,8 @@ def test_batches_cover_every_unit_in_order_and_end_where_a_unit_says() -> None:
     units = _units(5000)
     cut = batches(units)
     assert [u for b in cut for u in b] == units
-    assert all(ends_batch(b[-1], 0) for b in cut[:-1])  # the files do not exist: size 0
-    assert not any(ends_batch(u, 0) for b in cut for u in b[:-1])
+    assert all(ends_batch(b[-1], 0, DEFAULTS) for b in cut[:-1])  # the files do not exist: size 0
+    assert not any(ends_batch(u, 0, DEFAULTS) for b in cut for u in b[:-1])
     assert MEAN_UNITS / 1.5 < len(units) / len(cut) < MEAN_UNITS * 1.5  # about the mean
 
 
@@ -57,3 +61,10 @@ def test_owners_count_their_files_and_database_sessions_do_not(tmp_path: Path) -
     db.write_bytes(b"x" * TARGET_BYTES * 4)
     sessions = [Unit("agentsession-sqlite", (str(db),), f"s{i}") for i in range(200)]
     assert len(batches(sessions)) < 20  # about one in 64 ends a batch, not every one
+
+
+def test_the_settings_cut_the_batches() -> None:
+    """Settings reach the cut: a mean of one unit gives a batch per unit."""
+    units = _units(50)
+    assert len(batches(units, RunSettings(batch_mean_units=1))) == 50
+    assert len(batches(units, RunSettings(batch_mean_units=10**9))) < 5

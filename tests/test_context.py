@@ -38,7 +38,7 @@ def test_request_context_drops_only_the_responses_own_items(agentsession_data: P
 
 
 def test_settings_replay_rules() -> None:
-    from trajset.pipeline.builder import SessionBuilder
+    from tests.builder import SessionBuilder
 
     b = SessionBuilder("s")
     tool = lambda n: {"type": "function", "name": n}  # noqa: E731

@@ -44,5 +44,5 @@ def test_resume_skips_finished_units_and_gives_the_same_files(tmp_path: Path) ->
         [sample_store()], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume)
     )
     assert _data_files(out) == before
-    assert again.stats.counts == first.stats.counts
+    assert again.counts == first.counts
     assert not list(out.rglob("*.tmp"))

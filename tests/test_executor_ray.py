@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trajset.pipeline import ExportOptions, RunOptions, batches, run_export, sample_store
+from trajset.pipeline import ExportOptions, RunOptions, RunSettings, run_export, sample_store
 
 from .test_reliability import _data
 
@@ -18,16 +18,19 @@ ray = pytest.importorskip("ray", reason="Ray cannot be installed here (pip insta
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
 
 
-def test_ray_and_local_executors_write_identical_data_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(batches, "TARGET_BYTES", 1)  # a batch per file: the shards on Ray too
+def test_ray_and_local_executors_write_identical_data_files(tmp_path: Path) -> None:
+    per_file = RunSettings(batch_input_bytes=1)  # a batch per file: the shards on Ray too
     store = tmp_path / "store"
     shutil.copytree(sample_store(), store)
     shutil.copytree(UPSTREAM / "agentsession" / "testdata" / "sessions", store / "fixtures")
     options = ExportOptions(prefer=("score",))
-    local = run_export([store], tmp_path / "local", options, RunOptions(workers=1))
-    remote = run_export([store], tmp_path / "ray", options, RunOptions(workers=2, executor="ray"))
-    assert remote.stats.counts == local.stats.counts
+    local = run_export(
+        [store], tmp_path / "local", options, RunOptions(workers=1, settings=per_file)
+    )
+    remote = run_export(
+        [store], tmp_path / "ray", options,
+        RunOptions(workers=2, executor="ray", settings=per_file),
+    )  # fmt: skip
+    assert remote.counts == local.counts
     assert _data(tmp_path / "ray") == _data(tmp_path / "local")
     assert not ray.is_initialized()  # the Ray started for the run is stopped with it

@@ -13,25 +13,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from trajset.pipeline import (
-    ExportOptions,
-    RunOptions,
-    batches,
-    export,
-    run_export,
-    sample_store,
-    tuning,
-)
+from trajset.pipeline import ExportOptions, RunOptions, RunSettings, run_export, sample_store
 from trajset.pipeline.cli import app
 from trajset.pipeline.cli.export import _ProgressBar
 from trajset.pipeline.errors import UsageError
 from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
-from trajset.pipeline.export import default_workers
-from trajset.pipeline.jobs import BatchJob
 from trajset.pipeline.outputs import parquet
-from trajset.pipeline.stages import RunContext
+from trajset.pipeline.run import driver, tuning
+from trajset.pipeline.run.context import RunContext
+from trajset.pipeline.run.driver import default_workers
+from trajset.pipeline.run.tuning import fewer_collections
+from trajset.pipeline.run.worker import BatchJob
 from trajset.pipeline.stores import SessionIndex, Unit
-from trajset.pipeline.tuning import fewer_collections
 
 from .test_reliability import _data
 
@@ -152,9 +145,14 @@ def test_the_workers_write_the_shards_not_the_driver(
     pids = tmp_path / "pids"
     pids.mkdir()
     monkeypatch.setenv("TRAJSET_TEST_PIDS", str(pids))
-    monkeypatch.setattr(export, "write_shard", _write_shard_noting_the_process)
-    monkeypatch.setattr(batches, "TARGET_BYTES", 1)  # a batch per session file
-    run_export([sample_store()], tmp_path / "two", ExportOptions(), RunOptions(workers=2))
+    monkeypatch.setattr(driver, "write_shard", _write_shard_noting_the_process)
+    per_file = RunSettings(batch_input_bytes=1)  # a batch per session file
+    run_export(
+        [sample_store()],
+        tmp_path / "two",
+        ExportOptions(),
+        RunOptions(workers=2, settings=per_file),
+    )
     writers = {int(p.name) for p in pids.iterdir()}
     assert writers - {os.getpid()}  # the pool wrote some (this process, the first worker, too)
     for p in pids.iterdir():
@@ -200,7 +198,7 @@ main()
 
 _PANDAS_STILL_THERE = """
 import pyarrow as pa
-from trajset.pipeline.tuning import pyarrow_without_pandas
+from trajset.pipeline.run.tuning import pyarrow_without_pandas
 pyarrow_without_pandas()
 assert pa.array([1]).to_pylist() == [1]
 frame = pa.table({"a": [1, 2]}).to_pandas()  # asks for pandas by name: pyarrow imports it
@@ -232,10 +230,10 @@ def test_progress_reports_the_units_then_the_shards(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The shards are written after the last unit (about a fifth of a run): the bar stood at 100%."""
-    monkeypatch.setattr(batches, "TARGET_BYTES", 1)  # a batch per file: the pool writes them
     seen: list[tuple[str, int, int]] = []
+    per_file = RunSettings(batch_input_bytes=1)  # a batch per file: the pool writes them
     run_export(
-        [sample_store()], tmp_path / "o", ExportOptions(), RunOptions(workers=2),
+        [sample_store()], tmp_path / "o", ExportOptions(), RunOptions(workers=2, settings=per_file),
         progress=lambda done, total, stage: seen.append((stage, done, total)),
     )  # fmt: skip
     units = [s for s in seen if s[0] == "units"]

@@ -22,9 +22,23 @@ finally:
     sys.path.pop(0)
 
 
+from trajset.pipeline import RunSettings  # noqa: E402
+from trajset.pipeline.stores import READERS  # noqa: E402
+
+
+def test_the_runner_has_a_seed_for_every_registered_reader() -> None:
+    fuzz.check_seeds()
+    assert set(fuzz.SEEDS) == set(READERS)
+
+
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
-@given(kind=st.sampled_from(sorted(fuzz.SEEDS)), seed=st.integers(0, 2**32 - 1))
-def test_a_mutated_store_never_breaks_an_invariant(kind: str, seed: int) -> None:
+@given(
+    kind=st.sampled_from(sorted(READERS)),
+    seed=st.integers(0, 2**32 - 1),
+    small=st.booleans(),
+)
+def test_a_mutated_store_never_breaks_an_invariant(kind: str, seed: int, small: bool) -> None:
+    run = fuzz.SMALL_SLICES if small else RunSettings()
     with tempfile.TemporaryDirectory() as tmp:
-        problem = fuzz.one_round(Path(tmp), kind, random.Random(seed), determinism=seed % 5 == 0)
+        problem = fuzz.one_round(Path(tmp), kind, random.Random(seed), seed % 5 == 0, run)
     assert problem == "", problem

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.builder import SessionBuilder
 from trajset.pipeline import ExportOptions, RunOptions, run_export
-from trajset.pipeline.builder import SessionBuilder
 
 
 def _linking(sid: str, target: str) -> SessionBuilder:
@@ -46,7 +46,7 @@ def test_a_linked_session_in_the_store_is_embedded(tmp_path: Path) -> None:
 def test_link_cycles_end_instead_of_recursing(tmp_path: Path) -> None:
     store = _store(tmp_path, _linking("a", "b"), _linking("b", "a"), _linking("self", "self"))
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=2))
-    assert run.stats.counts["sessions_exported"] == 3 and not run.errors
+    assert run.counts["sessions_exported"] == 3 and not run.errors
     a = _doc(tmp_path / "out", "a")
     [b_in_a] = a["subagent_trajectories"]
     assert b_in_a["session_id"] == "b" and "subagent_trajectories" not in b_in_a

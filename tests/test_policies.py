@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import pytest
 
-from trajset.pipeline.builder import SessionBuilder
+from tests.builder import SessionBuilder
 from trajset.pipeline.errors import UsageError
 from trajset.pipeline.tree import POLICIES, TreeIndex, choose, decide, parse_policy
 from trajset.schemas.session import Session

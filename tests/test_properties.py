@@ -140,7 +140,7 @@ def test_an_outcome_applies_to_exactly_the_leaves_below_its_target(b) -> None:  
 
 def test_an_outcome_stops_at_its_targets_subtree() -> None:
     """A leaf right after the target's subtree (its sibling) is not under the target."""
-    from trajset.pipeline.builder import SessionBuilder
+    from tests.builder import SessionBuilder
 
     b = SessionBuilder("s-spans", hashes=False)
     b.user("q")

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from trajset.pipeline import ExportOptions, Mode, RunOptions, batches, run_export, sample_store
-from trajset.pipeline.builder import SessionBuilder
+from tests.builder import SessionBuilder
+from trajset.pipeline import ExportOptions, Mode, RunOptions, RunSettings, run_export, sample_store
 from trajset.pipeline.cli import app
 
 from .hostile import basic, write_hostile_store
@@ -38,7 +38,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[
     root = tmp_path_factory.mktemp("hostile")
     made = write_hostile_store(root / "store")
     run = run_export([root / "store"], root / "out", ExportOptions(), RunOptions(workers=1))
-    assert run.stats.counts["units"] == len(made)
+    assert run.counts["units"] == len(made)
     return root / "store", root / "out", made
 
 
@@ -106,7 +106,7 @@ def test_the_same_store_by_three_paths_is_read_once(
         ExportOptions(),
         RunOptions(workers=1),
     )
-    assert run.stats.counts["units"] == 1 and len(_rows(tmp_path / "out", "trajectories")) == 1
+    assert run.counts["units"] == 1 and len(_rows(tmp_path / "out", "trajectories")) == 1
 
 
 def test_a_store_with_nothing_readable_is_a_clear_error(tmp_path: Path) -> None:
@@ -151,7 +151,7 @@ def test_paths_no_reader_reads_are_counted_and_listed_skips(
 def test_overwrite_keeps_the_old_export_whole_until_the_new_one_replaces_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trajset.pipeline import export
+    from trajset.pipeline.run import driver as export
 
     out = tmp_path / "out"
     run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
@@ -201,12 +201,12 @@ def test_resume_re_exports_changed_and_added_inputs_and_drops_removed_ones(
 ) -> None:
     """Batches are what resume reuses: with a batch per unit the four untouched units are
     reused; with the store in one batch nothing is."""
-    monkeypatch.setattr(batches, "MEAN_UNITS", 10**9 if one_batch else 1)
-    monkeypatch.setattr(batches, "TARGET_BYTES", 10**18)
+    settings = RunSettings(batch_mean_units=10**9 if one_batch else 1, batch_input_bytes=10**18)
     store = tmp_path / "store"
     shutil.copytree(sample_store(), store)
     out = tmp_path / "out"
-    run_export([store], out, ExportOptions(), RunOptions(workers=1, keep_state=keep_state))
+    first = RunOptions(workers=1, keep_state=keep_state, settings=settings)
+    run_export([store], out, ExportOptions(), first)
     assert (out / ".trajset" / "parts").exists() == keep_state  # scratch goes unless kept
     assert not (out / ".trajset" / "index.db").exists()  # the jobs' index goes in any case
     files = sorted(store.rglob("*.jsonl"))
@@ -217,13 +217,13 @@ def test_resume_re_exports_changed_and_added_inputs_and_drops_removed_ones(
     removed.unlink()
     (store / "added").mkdir()
     (store / "added" / "s.jsonl").write_text(basic("added-session").text())
-    resume = RunOptions(workers=1, mode=Mode.resume, keep_state=keep_state)
+    resume = RunOptions(workers=1, mode=Mode.resume, keep_state=keep_state, settings=settings)
     run = run_export([store], out, ExportOptions(), resume)
-    assert run.stats.counts["units_reused"] == (4 if keep_state and not one_batch else 0)
+    assert run.counts["units_reused"] == (4 if keep_state and not one_batch else 0)
     if keep_state and not one_batch:  # a kept batch whose part went missing is run again
         next((out / ".trajset" / "parts" / "steps").glob("*.arrow")).unlink()
         run = run_export([store], out, ExportOptions(), resume)
-        assert run.stats.counts["units_reused"] == 5
+        assert run.counts["units_reused"] == 5
     fresh = tmp_path / "fresh"
     run_export([store], fresh, ExportOptions(), RunOptions(workers=1))
     assert _data(out) == _data(fresh)
@@ -378,8 +378,8 @@ def test_a_live_session_exports_its_complete_lines_and_leaves_the_writer_lock_al
     (row,) = pl.read_parquet(tmp_path / "out" / "errors.parquet").to_dicts()
     assert row["kind"] == "truncated" and row["line"] == complete.count(b"\n") + 1
     assert "pid 4242 host build-1" in row["message"] and "in progress" in row["message"]
-    assert run.stats.counts["reader/live"] == 1
-    assert run.stats.counts["sessions_exported"] == 1
+    assert run.counts["reader/live"] == 1
+    assert run.counts["sessions_exported"] == 1
 
 
 def test_thousands_of_siblings_export_every_branch(tmp_path: Path) -> None:
@@ -395,8 +395,8 @@ def test_thousands_of_siblings_export_every_branch(tmp_path: Path) -> None:
     (tmp_path / "store").mkdir()
     (tmp_path / "store" / "s.jsonl").write_text(b.text())
     run = run_export([tmp_path / "store"], tmp_path / "out", ExportOptions(), RunOptions())
-    assert run.stats.counts["trajectories"] == len(list((tmp_path / "out" / "atif").glob("*.json")))
-    assert run.stats.counts["trajectories"] == n
+    assert run.counts["trajectories"] == len(list((tmp_path / "out" / "atif").glob("*.json")))
+    assert run.counts["trajectories"] == n
     docs = [json.loads(p.read_text()) for p in (tmp_path / "out" / "atif").glob("*.json")]
     assert {d["extra"]["agentsession"]["name"] for d in docs} == {"many answers"}
 
@@ -417,6 +417,6 @@ def test_a_deep_chain_and_a_huge_line_export(tmp_path: Path) -> None:
     (tmp_path / "store" / "huge.jsonl").write_text(big.text())
     out = tmp_path / "out"
     run = run_export([tmp_path / "store"], out, ExportOptions(), RunOptions(workers=1))
-    assert run.stats.counts["sessions_exported"] == 2 and not run.errors
+    assert run.counts["sessions_exported"] == 2 and not run.errors
     [deep] = [r for r in _rows(out, "trajectories") if r["session_id"] == "deep-chain"]
     assert len(json.loads((out / deep["atif_path"]).read_text())["steps"]) == 10_000

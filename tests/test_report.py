@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.builder import SessionBuilder
 from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
-from trajset.pipeline.builder import SessionBuilder
 from trajset.pipeline.cli import app
 from trajset.pipeline.report import render, report_data
 

@@ -65,7 +65,7 @@ def test_detection_survives_a_first_line_with_the_wrong_types(tmp_path: Path) ->
     odd.write_text('{"type": ["user"], "sessionId": "s", "uuid": "u"}\n')
     store = tmp_path / "projects"
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
-    assert run.stats.counts["units"] == 1 and run.errors  # read by a reader, reported, no crash
+    assert run.counts["units"] == 1 and run.errors  # read by a reader, reported, no crash
 
 
 @pytest.mark.parametrize("project", REAL)

@@ -16,7 +16,7 @@ from trajset.pipeline import (
     ExportOptions,
     Mode,
     RunOptions,
-    batches,
+    RunSettings,
     discover,
     read_store,
     run_export,
@@ -251,7 +251,7 @@ def test_golden_streams_convert_and_export(tmp_path: Path, version: str, name: s
     assert [i.get("role") or i["type"] for i in items if i["type"] != "reasoning"][:2][0] == "user"
     assert types.count("response") == sum(1 for m in HISTORY[name] if m["role"] == "assistant")
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
-    assert not run.errors and run.stats.counts["trajectories"] == 1
+    assert not run.errors and run.counts["trajectories"] == 1
     if name in ("approval", "subagent"):
         call = next(i for i in items if i["type"] == "function_call")
         output = next(i for i in items if i["type"] == "function_call_output")
@@ -331,7 +331,7 @@ def test_a_session_cut_at_any_offset_is_an_error_and_the_rest_exports(
         )
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
     assert [e.source for e in run.errors] == [str(path)]
-    assert run.stats.counts["sessions_exported"] == (4 if sid == SOURCE else 3)
+    assert run.counts["sessions_exported"] == (4 if sid == SOURCE else 3)
 
 
 def test_every_cut_of_a_record_is_a_read_error_naming_the_file(tmp_path: Path) -> None:
@@ -363,7 +363,7 @@ def test_the_benchmark_generator_writes_stores_the_reader_merges(tmp_path: Path)
     files = list(store.rglob("session.json"))
     assert len(files) > 10 and list(store.rglob("spill/trunc/*"))  # forks, spilled outputs
     run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
-    assert run.stats.counts["trees"] == 10 and not run.errors
+    assert run.counts["trees"] == 10 and not run.errors
     trajectories = _rows(out, "trajectories")
     assert len(trajectories) == len(files)  # one leaf per session: a fork adds one branch
     assert sum(bool(r["abandoned_at"]) for r in trajectories) == len(files) - 10
@@ -373,15 +373,15 @@ def test_the_benchmark_generator_writes_stores_the_reader_merges(tmp_path: Path)
 
 
 def test_resume_after_adding_changing_and_removing_sessions_equals_a_fresh_export(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """Units are fork groups: removing a fork or changing a session re-exports its group
     alone, an added conversation is a group of its own, untouched groups are reused."""
-    monkeypatch.setattr(batches, "MEAN_UNITS", 1)  # a batch per unit: resume reuses units
+    per_unit = RunSettings(batch_mean_units=1)  # a batch per unit: resume reuses units
     store, other, out = tmp_path / "store", tmp_path / "other", tmp_path / "out"
     build_einox_corpus(store, 6, seed=4, turns=3, fork_rate=0.5)
     build_einox_corpus(other, 1, seed=5, turns=2, fork_rate=0.0)
-    keep = RunOptions(workers=1, keep_state=True)
+    keep = RunOptions(workers=1, keep_state=True, settings=per_unit)
     run_export([store], out, ExportOptions(), keep)
     groups = [u.files for u in discover([store]) if len(u.files) > 1]
     assert len(groups) >= 2  # conversations with forks
@@ -392,8 +392,8 @@ def test_resume_after_adding_changing_and_removing_sessions_equals_a_fresh_expor
     changed.write_text(changed.read_text(encoding="utf-8").replace(" ", "  ", 1), "utf-8")
     [added] = (other / "users" / "user0" / "sessions").iterdir()
     shutil.copytree(added, store / "users" / "user0" / "sessions" / added.name)
-    resume = RunOptions(workers=1, mode=Mode.resume, keep_state=True)
+    resume = RunOptions(workers=1, mode=Mode.resume, keep_state=True, settings=per_unit)
     run = run_export([store], out, ExportOptions(), resume)
-    assert run.stats.counts["units_reused"] == len(discover([store])) - 3  # all but these three
+    assert run.counts["units_reused"] == len(discover([store])) - 3  # all but these three
     run_export([store], tmp_path / "fresh", ExportOptions(), RunOptions(workers=1))
     assert _data(out) == _data(tmp_path / "fresh")

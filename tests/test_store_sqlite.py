@@ -16,44 +16,8 @@ from trajset.pipeline import (
 )
 from trajset.pipeline.stores import detect_kind
 
+from .builder import write_sqlite_store as make_db
 from .conftest import session_file
-
-SCHEMA = """
-CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at TEXT, updated_at TEXT, cwd TEXT, parent_session TEXT,
-                       name TEXT, superseded_by TEXT, header TEXT) STRICT;
-CREATE TABLE entries (session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE, seq INTEGER, id TEXT, parent TEXT,
-                      type TEXT, line TEXT, UNIQUE(session_id, seq), UNIQUE(session_id, id)) STRICT;
-"""
-
-
-def make_db(path: Path, files: list[Path]) -> None:
-    """An agentsession SQLite store (spec §8.2) holding the given session files."""
-    db = sqlite3.connect(path)
-    db.executescript(SCHEMA)
-    for f in files:
-        lines = [line for line in f.read_text().splitlines() if line]
-        header = json.loads(lines[0])
-        db.execute(
-            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?)",
-            (
-                header["id"],
-                header["created_at"],
-                header["created_at"],
-                header.get("cwd"),
-                None,
-                None,
-                None,
-                lines[0],
-            ),
-        )
-        for seq, line in enumerate(lines[1:]):
-            e = json.loads(line)
-            db.execute(
-                "INSERT INTO entries VALUES (?,?,?,?,?,?)",
-                (header["id"], seq, e["id"], e["parent"], e["type"], line),
-            )
-    db.commit()
-    db.close()
 
 
 def test_sqlite_store_reads_like_the_files(agentsession_data: Path, tmp_path: Path) -> None:
@@ -74,7 +38,7 @@ def test_sqlite_store_exports(agentsession_data: Path, tmp_path: Path) -> None:
     db = tmp_path / "store.db"
     make_db(db, [session_file(n) for n in ["basic", "branch"]])
     run = run_export([db], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
-    assert run.stats.counts["trajectories"] == 3
+    assert run.counts["trajectories"] == 3
     assert not run.errors
 
 

@@ -47,7 +47,7 @@ def test_the_sample_converts_and_exports(tmp_path: Path) -> None:
     assert responses[0]["usage"]["input_tokens_details"]["cached_tokens"] == 4096
     assert responses[-1]["status"] == "failed" and "deadline" in responses[-1]["error"]["message"]
     run = run_export([SAMPLE], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
-    assert run.stats.counts["trajectories"] == 1
+    assert run.counts["trajectories"] == 1
     outcomes = pl.read_parquet(tmp_path / "out/data/outcomes/*.parquet").to_dicts()
     requests = {o["label"]: o for o in outcomes if "turn_id" in json.loads(o["details"])}
     assert requests["done"]["pass"] is True and requests["failed"]["pass"] is False
@@ -72,7 +72,7 @@ def test_unknown_types_are_kept_counted_and_survive_convert(store: Path, tmp_pat
     [plan] = [e for e in main.entries if e.type == "suga:plan"]
     assert plan.raw["body"] == body and main.counts == {"suga_unknown_type/plan": 1}
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
-    assert run.stats.counts["reader/suga_unknown_type/plan"] == 1
+    assert run.counts["reader/suga_unknown_type/plan"] == 1
     result = CliRunner().invoke(app, ["convert", str(store), "--out", str(tmp_path / "asf")])
     assert result.exit_code == 0, result.output
     [converted] = [s for s in read_store(tmp_path / "asf") if s.id == "sess-main-1"]
@@ -95,7 +95,7 @@ def test_a_gap_in_seq_is_an_incomplete_session(store: Path, tmp_path: Path) -> N
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
     [gap] = [e for e in run.errors if e.kind == "incomplete"]
     assert gap.session_id == "sess-main-1" and "seq 7, 8" in gap.message
-    assert run.stats.counts["sessions_exported"] == 1  # exported as far as it goes
+    assert run.counts["sessions_exported"] == 1  # exported as far as it goes
 
 
 def test_nothing_but_the_declared_files_is_read(

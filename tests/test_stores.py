@@ -38,7 +38,7 @@ def test_unreadable_units_are_accounted_for(agentsession_data: Path, tmp_path: P
     for n in ["basic", "corrupt-middle", "duplicate-id", "truncated", "bad-first-kept"]:
         (store / f"{n}.jsonl").write_bytes(session_file(n).read_bytes())
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
-    c = run.stats.counts
+    c = run.counts
     assert c["sessions_read"] == 5 == c["sessions_exported"] + c["sessions_failed"]
     kinds = sorted(e.kind for e in run.errors)
     assert (

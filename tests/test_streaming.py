@@ -13,8 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 
-from trajset.pipeline import ExportOptions, RunOptions, emit, export_session, run_export, stages
-from trajset.pipeline.builder import SessionBuilder
+from tests.builder import SessionBuilder
+from trajset.pipeline import ExportOptions, RunOptions, RunSettings, export_session, run_export
+from trajset.pipeline.run import stages
+from trajset.pipeline.run import write as emit
 from trajset.pipeline.tables import preferences
 from trajset.pipeline.tables.preferences import PairSides
 
@@ -98,10 +100,10 @@ def test_a_session_of_many_trajectories_holds_a_few_slices_of_documents(
 
     monkeypatch.setattr(stages, "_export_one", tracked)
     monkeypatch.setattr(stages, "trajectories", tracked_contexts)
-    monkeypatch.setattr(stages, "SLICE", 3)
     _Tracked.peak = _Tracked.live
     _TrackedItems.peak = _TrackedItems.live
-    run_export([tmp_path / "store"], tmp_path / "sliced", options, RunOptions(workers=1))
+    sliced = RunOptions(workers=1, settings=RunSettings(slice_trajectories=3))
+    run_export([tmp_path / "store"], tmp_path / "sliced", options, sliced)
     assert _Tracked.peak <= 3 * 3  # the slice being built, the one written, the one passed on
     assert _TrackedItems.peak <= 3 * 3 + 1  # and the context enumerated next
     assert _data_files(tmp_path / "sliced") == _data_files(tmp_path / "whole")
@@ -146,9 +148,10 @@ def test_fork_prompts_are_built_one_at_a_time(
             self.tracker = _TrackedPrompt()
 
     monkeypatch.setattr(stages, "fork_prompt", tracked)
-    monkeypatch.setattr(emit, "SPILL_ROWS", 2)  # pair rows (which hold their prompt) go on
+    often = RunSettings(spill_session_rows=2)  # pair rows (which hold their prompt) go on
     _TrackedPrompt.peak = _TrackedPrompt.live = _TrackedPrompt.built = 0
-    run_export([tmp_path / "store"], tmp_path / "lazy", ExportOptions(), RunOptions(workers=1))
+    run = RunOptions(workers=1, settings=often)
+    run_export([tmp_path / "store"], tmp_path / "lazy", ExportOptions(), run)
     assert _TrackedPrompt.built == 30  # once per fork
     assert _TrackedPrompt.peak <= 3  # not all 30
     assert _data_files(tmp_path / "lazy") == _data_files(tmp_path / "whole")
@@ -183,15 +186,14 @@ def _store(root: Path) -> Path:
     return root
 
 
-def test_rows_spilled_on_the_way_give_the_same_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+#: slices of 3, rows handed on after every slice and every 3 pairs
+SPILLING = RunSettings(slice_trajectories=3, spill_document_bytes=1, spill_session_rows=3)
+
+
+def test_rows_spilled_on_the_way_give_the_same_files(tmp_path: Path) -> None:
     store = _store(tmp_path / "store")
     run_export([store], tmp_path / "whole", ExportOptions(), RunOptions(workers=1))
-    monkeypatch.setattr(stages, "SLICE", 3)
-    monkeypatch.setattr(emit, "SPILL_BYTES", 1)  # after every slice
-    monkeypatch.setattr(emit, "SPILL_ROWS", 3)  # and every 3 pairs
-    run = RunOptions(workers=1, keep_state=True)
+    run = RunOptions(workers=1, keep_state=True, settings=SPILLING)
     run_export([store], tmp_path / "spilled", ExportOptions(), run)
     assert _data_files(tmp_path / "spilled") == _data_files(tmp_path / "whole")
     parts = tmp_path / "spilled" / ".trajset" / "parts"
@@ -202,20 +204,18 @@ def test_rows_spilled_on_the_way_give_the_same_files(
 def test_a_unit_failing_after_it_spilled_leaves_no_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = _store(tmp_path / "store")
-    monkeypatch.setattr(stages, "SLICE", 3)
-    monkeypatch.setattr(emit, "SPILL_BYTES", 1)
-    monkeypatch.setattr(emit, "SPILL_ROWS", 3)  # its pairs spilled too, before it fails
+    store = _store(tmp_path / "store")  # its pairs are spilled too, before it fails
     finish = emit._finish_session
 
-    def failing(ex: Any, result: Any) -> None:
+    def failing(scope: Any, ex: Any) -> None:
         if ex.session.id.endswith("aa"):  # the long session, after its slices were spilled
             raise RuntimeError("boom")
-        finish(ex, result)
+        finish(scope, ex)
 
     monkeypatch.setattr(emit, "_finish_session", failing)
     out = tmp_path / "out"
-    run = run_export([store], out, ExportOptions(), RunOptions(workers=1, keep_state=True))
+    opts = RunOptions(workers=1, keep_state=True, settings=SPILLING)
+    run = run_export([store], out, ExportOptions(), opts)
     assert [(e.kind, Path(e.source).name) for e in run.errors] == [("internal", "m.jsonl")]
     for name in ("trajectories", "steps"):
         rows = pq.read_table(out / "data" / name).to_pylist()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -17,15 +18,15 @@ from typer.testing import CliRunner
 from trajset.pipeline import (
     ExportOptions,
     RunOptions,
+    RunSettings,
     export_session,
-    jobs,
     read_store,
     run_export,
     sample_store,
 )
 from trajset.pipeline.cli import app
 from trajset.pipeline.outputs import parquet
-from trajset.pipeline.results import InputLog, UnitResult
+from trajset.pipeline.run.results import InputLog, UnitResult
 from trajset.pipeline.stores import Unit, discover, fingerprint
 from trajset.pipeline.tables import CONFIGS, SCHEMAS, preferences
 from trajset.pipeline.tables.messages import step_messages
@@ -219,7 +220,7 @@ def test_where_keeps_matching_trajectories_and_their_documents(tmp_path: Path) -
     )
     rows = _rows(out, "trajectories")
     assert rows and all(r["outcome_score"] >= 0.5 for r in rows)
-    assert run.stats.counts["trajectories_filtered_out"] == 8 - len(rows)
+    assert run.counts["trajectories_filtered_out"] == 8 - len(rows)
     docs = {p.name for p in (out / "atif").glob("*.json")}
     assert docs == {Path(r["atif_path"]).name for r in rows}
     kept = {(r["session_id"], r["leaf_id"]) for r in rows}
@@ -283,21 +284,30 @@ def test_shards_split_at_the_byte_cap_and_small_tables_stay_one_shard(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "out"
-    monkeypatch.setattr(jobs, "PART_INPUT_BYTES", 1)  # a part per unit
-    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1, keep_state=True))
+    per_unit = RunSettings(part_input_bytes=1)  # a part per unit
+    run_export(
+        [sample_store()], out, ExportOptions(),
+        RunOptions(workers=1, keep_state=True, settings=per_unit),
+    )  # fmt: skip
     parts = sorted((out / ".trajset" / "parts" / "steps").glob("*.arrow"))
     assert len(parts) > 2
     assert len(list((out / "data" / "steps").glob("*.parquet"))) == 1
     rows = pq.read_table(out / "data" / "steps").num_rows
     facts = [parquet.part_facts(p) for p in parts]
-    monkeypatch.setattr(parquet, "MAX_SHARD_BYTES", 4000)  # below the parts' total: split
+    small = RunSettings(shard_bytes=4000)  # below the parts' total: split
     assert sum(s for _, s in facts) > 4000
-    plan = parquet.ShardPlan(tmp_path / "again", "steps")
+    plan = parquet.ShardPlan(tmp_path / "again", "steps", small)
     for part, (n, size) in zip(parts, facts, strict=True):
         plan.add(part, n, size)
     written = [task.path for task in plan.tasks()]
-    for task in plan.tasks():
-        assert parquet.write_shard(task)["rows"] == pq.read_metadata(task.path).num_rows
+    for task in plan.tasks():  # each shard holds exactly its parts' rows, read back by value
+        parquet.write_shard(task)
+        expected_rows = pa.concat_tables([parquet.read_part(p) for p, _, _ in task.parts])
+        assert pq.read_table(task.path).to_pylist() == expected_rows.to_pylist()
+    split = pa.concat_tables([pq.read_table(p) for p in written])
+    assert (
+        split.to_pylist() == pq.read_table(out / "data" / "steps").to_pylist()
+    )  # same rows, order
     assert [p.name for p in written] == [
         f"train-{i:05d}-of-{len(written):05d}.parquet" for i in range(len(written))
     ]

@@ -12,9 +12,9 @@ import typer
 from .. import __version__
 from ..errors import UsageError
 from ..executors import EXECUTORS
-from ..export import default_workers, run_export
 from ..options import Mode, resolve
-from ..results import RunResult
+from ..run.driver import default_workers, run_export
+from ..run.results import RunResult
 from ..sources import local_sources
 from ..stores import READERS, STORE_KINDS, option_help, sample_store
 from ..tree.policies import spellings
@@ -225,7 +225,7 @@ class _ProgressBar:
 
 def _summary(run: RunResult, out: Path) -> None:
     """The short stats table printed after an export (stderr)."""
-    c = run.stats.counts
+    c = run.counts
     rate = run.bytes_read / 1e6 / run.seconds if run.seconds else 0.0
     rows: list[tuple[str, object]] = [
         ("units", c["units"]),
@@ -239,9 +239,8 @@ def _summary(run: RunResult, out: Path) -> None:
         ("paths skipped", c.get("paths_skipped", 0)),
         ("MB/s", f"{rate:.2f}"),
     ]
-    for key, n in sorted(c.items()):
-        if key.startswith("redacted/tree/"):
-            rows.append((f"redacted {key.rsplit('/', 1)[1].rsplit('_v', 1)[0]}", n))
+    for rule, n in run.ledger.findings().items():
+        rows.append((f"redacted {rule.rsplit('_v', 1)[0]}", n))
     typer.echo(f"wrote {out}", err=True)
     for k, v in rows:
         typer.echo(f"  {k:<24}{v:>10}", err=True)

@@ -8,25 +8,22 @@ from typing import Any
 
 from trajset.redactors import Redactor
 
-from ..options import ExportOptions
-from ..results import RunResult
+from ..options import ExportOptions, RunOptions
+from ..run.ledger import Ledger
+from ..run.results import RunResult
 from ..stores import SKIPS_LISTED
 from .files import atomic_path
 
 JSON = Any
 
 
-def redaction_report(options: ExportOptions, counts: dict[str, int]) -> JSON:
+def redaction_report(options: ExportOptions, ledger: Ledger) -> JSON:
     """Findings per rule in the trees and placeholders per rule in every output; never plaintext."""
-    outputs: dict[str, dict[str, int]] = {}
-    for key, n in sorted(counts.items()):
-        if key.startswith("redacted/"):
-            _, where, rule = key.split("/", 2)
-            outputs.setdefault(where, {})[rule] = n
+    counts = ledger.counts
     return {
         "rules": options.rule_names(),
-        "findings": outputs.pop("tree", {}),
-        "outputs": outputs,
+        "findings": ledger.findings(),
+        "outputs": ledger.placeholders(),
         "entries_changed": counts.get("redacted_entries", 0),
         "hashed_context_entries_changed": counts.get("redacted_hashed_context_entries", 0),
         "note": "request hashes of responses whose context was redacted no longer verify; this is expected",
@@ -36,12 +33,13 @@ def redaction_report(options: ExportOptions, counts: dict[str, int]) -> JSON:
 def write_manifest(
     out: Path,
     options: ExportOptions,
+    how: RunOptions,
     run: RunResult,
     version: str,
     redactor: Redactor,
     tables: dict[str, JSON] | None = None,
 ) -> JSON:
-    counts = dict(sorted(run.stats.counts.items()))
+    counts = dict(sorted(run.counts.items()))
     manifest = {
         "trajset_version": version,
         "options": {
@@ -61,7 +59,8 @@ def write_manifest(
             {"path": redactor.plain_text(path), "reason": reason}
             for path, reason in run.skipped[:SKIPS_LISTED]
         ],
-        "redaction": redaction_report(options, counts),
+        "redaction": redaction_report(options, run.ledger),
+        "settings": how.settings.to_json(),
         "stages": {k: v.to_json() for k, v in run.stats.stages.items()},
         "tables": tables or {},
     }

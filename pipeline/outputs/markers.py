@@ -15,10 +15,10 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from ..batches import Batch, batch_key
 from ..errors import UsageError
 from ..options import ExportOptions
-from ..results import BatchResult
+from ..run.batches import Batch, batch_key
+from ..run.results import BatchResult
 from .files import atomic_write
 
 STATE = ".trajset"
@@ -40,6 +40,8 @@ def read_marker(out: Path, batch: Batch) -> BatchResult | None:
     data = json.loads(path.read_text())
     if not isinstance(data, dict) or "units" not in data or len(data["units"]) != len(batch):
         return None
+    if not all(isinstance(u, dict) and "ledger" in u for u in data["units"]):
+        return None  # written before units kept a ledger: run again
     return BatchResult.from_json(batch, data)
 
 

@@ -18,12 +18,11 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..run.settings import RunSettings
 from ..tables import SCHEMAS
 from .files import atomic_path, atomic_write
 from .tables_info import shard_facts
 
-MAX_ROW_GROUP_BYTES = 100 * 1000 * 1000
-MAX_SHARD_BYTES = 500 * 1000 * 1000
 #: parts at least this large are memory-mapped when assembled, smaller ones read
 MAP_BYTES = 1 << 20
 WRITE_OPTIONS: dict[str, Any] = {
@@ -96,8 +95,8 @@ class _RowGroups:
     is written, so a pending group costs no memory.
     """
 
-    def __init__(self, writer: pq.ParquetWriter) -> None:
-        self.writer = writer
+    def __init__(self, writer: pq.ParquetWriter, cap: int) -> None:
+        self.writer, self.cap = writer, cap
         self.pending: list[tuple[Source, int, int]] = []  # (source, first row, rows)
         self.size = 0
         self.written = False
@@ -106,7 +105,7 @@ class _RowGroups:
         start, table = 0, None
         per_row = max(1, nbytes // rows) if rows else 1
         while start < rows:
-            n = min(rows - start, max(1, (MAX_ROW_GROUP_BYTES - self.size) // per_row))
+            n = min(rows - start, max(1, (self.cap - self.size) // per_row))
             if n == rows:  # the whole source: its size is known
                 self.size += nbytes
             else:
@@ -114,7 +113,7 @@ class _RowGroups:
                 self.size += table.slice(start, n).nbytes
             self.pending.append((source, start, n))
             start += n
-            if self.size >= MAX_ROW_GROUP_BYTES:
+            if self.size >= self.cap:
                 self.flush()
 
     def flush(self) -> None:
@@ -134,11 +133,11 @@ class _RowGroups:
         self.pending, self.size, self.written = [], 0, True
 
 
-def write_single(path: Path, table: pa.Table) -> None:
+def write_single(path: Path, table: pa.Table, row_group_bytes: int) -> None:
     """One table as one file (``errors.parquet``), row groups capped as for shards."""
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(sink, table.schema, **WRITE_OPTIONS) as w:
-        groups = _RowGroups(w)
+        groups = _RowGroups(w, row_group_bytes)
         groups.add(table, table.num_rows, int(table.nbytes))
         groups.flush()
         if not groups.written:
@@ -158,6 +157,7 @@ class ShardTask:
     table: str
     path: Path
     parts: tuple[PartRef, ...]
+    row_group_bytes: int
 
     @property
     def nbytes(self) -> int:
@@ -173,7 +173,7 @@ def write_shard(task: ShardTask) -> dict[str, int | str]:
         atomic_path(task.path) as tmp,
         pq.ParquetWriter(str(tmp), schema, **WRITE_OPTIONS) as writer,
     ):
-        groups = _RowGroups(writer)
+        groups = _RowGroups(writer, task.row_group_bytes)
         for part, rows, nbytes in task.parts:
             groups.add(part, rows, nbytes)
         groups.flush()
@@ -187,14 +187,14 @@ class ShardPlan:
     from the parts' facts as they arrive in unit order; ``tasks`` hands the shards to
     ``write_shard``, so the workers write them, not the driver.
 
-    A shard ends before a part would take it past ``MAX_SHARD_BYTES`` of rows
+    A shard ends before a part would take it past ``RunSettings.shard_bytes`` of rows
     (a part larger than that is a shard alone); a table without rows is one
     shard without rows.  Shards are named ``train-NNNNN-of-MMMMM`` once their
     number is known.
     """
 
-    def __init__(self, out: Path, name: str) -> None:
-        self.name = name
+    def __init__(self, out: Path, name: str, settings: RunSettings) -> None:
+        self.name, self.settings = name, settings
         self.folder = out / "data" / name
         self.folder.mkdir(parents=True, exist_ok=True)
         for stale in [*self.folder.glob("*.parquet"), *self.folder.glob(".train-*.tmp")]:
@@ -206,7 +206,7 @@ class ShardPlan:
         """Append a part of ``rows`` rows taking ``nbytes`` in memory (``part_facts``)."""
         if not rows:
             return
-        if not self.shards or self.shard_bytes + nbytes > MAX_SHARD_BYTES:
+        if not self.shards or self.shard_bytes + nbytes > self.settings.shard_bytes:
             self.shards.append([])
             self.shard_bytes = 0
         self.shards[-1].append((part, rows, nbytes))
@@ -216,6 +216,11 @@ class ShardPlan:
         shards = self.shards or [[]]
         n = len(shards)
         return [
-            ShardTask(self.name, self.folder / f"train-{i:05d}-of-{n:05d}.parquet", tuple(parts))
+            ShardTask(
+                self.name,
+                self.folder / f"train-{i:05d}-of-{n:05d}.parquet",
+                tuple(parts),
+                self.settings.row_group_bytes,
+            )
             for i, parts in enumerate(shards)
         ]

@@ -12,8 +12,9 @@ from typing import Any
 from trajset.redactors import Redactor
 from trajset.schemas.records import ErrorRow
 
-from ..batches import Batch
-from ..results import BatchResult, PartFacts, UnitResult
+from ..run.batches import Batch
+from ..run.results import BatchResult, PartFacts, UnitResult
+from ..run.settings import RunSettings
 from ..tables import CONFIGS, TABLES, Row
 from .audit import rows_placeholders
 from .markers import part_path
@@ -38,14 +39,11 @@ def redact_errors(r: Redactor, result: UnitResult) -> None:
         ]
 
 
-def placeholders(r: Redactor, rows: dict[str, list[Row]]) -> Counter[str]:
-    """``redacted/<table>/<rule>`` counts of the placeholders in the rows (the audit)."""
-    counts: Counter[str] = Counter()
-    if r.active:
-        for name in TABLES:
-            for rule, n in rows_placeholders(rows[name]).items():
-                counts[f"redacted/{name}/{rule}"] += n
-    return counts
+def placeholders(r: Redactor, rows: dict[str, list[Row]]) -> dict[str, Counter[str]]:
+    """Placeholders per rule in each table's rows (the audit); none without redaction."""
+    if not r.active:
+        return {}
+    return {name: Counter(rows_placeholders(rows[name])) for name in TABLES if rows[name]}
 
 
 def write_parts(out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]]) -> PartFacts:
@@ -65,9 +63,9 @@ class Assembly:
     order (``ShardPlan``); ``tasks`` hands them to the workers, ``facts`` gathers what they
     return per table."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, settings: RunSettings) -> None:
         self.out = out
-        self.plans = {name: ShardPlan(out, name) for name in CONFIGS}
+        self.plans = {name: ShardPlan(out, name, settings) for name in CONFIGS}
 
     def add(self, result: BatchResult) -> None:
         for seq, facts in enumerate(result.parts):

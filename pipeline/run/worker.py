@@ -1,9 +1,10 @@
-"""The job an executor runs: a batch of units through the per-unit chain, rows into parts.
+"""What an executor runs: a batch of units through the chain, their rows into parts.
 
-``process_unit`` runs one unit through the stages and contains what fails in
-it; ``process_batch`` runs a batch's units and writes their rows to parts.
-``BatchJob`` is picklable: it carries the frozen ``RunContext`` to any
-process and builds the ``Runtime`` where it lands, once per job object.
+``process_unit`` runs one unit through ``chain.CHAIN`` and contains what fails
+in it; ``process_batch`` runs a batch's units and writes their rows to parts.
+``BatchJob`` is picklable: it carries the frozen ``RunContext`` (settings
+included) to any process and builds the ``Runtime`` where it lands, once per
+job object.
 """
 
 from __future__ import annotations
@@ -12,43 +13,39 @@ from functools import cached_property
 
 from trajset.schemas.records import ErrorRow
 
+from ..outputs.markers import part_path
+from ..outputs.parts import placeholders, redact_errors, write_parts
+from ..stores import Unit, fingerprint
+from ..tables import TABLES
 from .batches import Batch
-from .emit import Spill, tables_and_write
-from .outputs.markers import part_path
-from .outputs.parts import placeholders, redact_errors, write_parts
+from .chain import run_chain
+from .context import RunContext, Runtime, UnitScope, make_runtime
 from .results import BatchResult, UnitResult
-from .stages import (
-    RunContext,
-    Runtime,
-    enumerate_,
-    export,
-    make_runtime,
-    read,
-    redact,
-    where,
-)
-from .stores import Unit, fingerprint
-from .tables import TABLES, Row
 from .tuning import fewer_collections, small_pages
+from .write import Rows, TableRows, no_rows
 
 
 def process_unit(
     ctx: RunContext, rt: Runtime, unit: Unit, parts: BatchParts
-) -> tuple[UnitResult, dict[str, list[Row]]]:
+) -> tuple[UnitResult, Rows]:
     """Read, redact, enumerate, export, filter and write one unit's documents; returns its
-    result and the table rows it still holds (a unit with many documents hands its rows to
-    ``parts`` on the way).  Never raises for bad input.
+    result and the table rows it still holds (rows it hands on go to ``parts`` on the way).
+    Never raises for bad input.
 
     An error nobody planned for loses this unit only: its documents and the parts it handed
     on are removed and it becomes one ``internal`` error row, with no rows."""
     result = UnitResult(unit)
-
-    def spill(rows: dict[str, list[Row]]) -> None:
-        result.stats.counts.update(placeholders(rt.redactor, rows))
-        parts.spill(rows)
-
     try:
-        rows = _process(ctx, rt, unit, result, spill)
+        result.fingerprint, result.bytes_read = fingerprint(unit)
+        held = no_rows()
+        out: TableRows
+        for out in run_chain(UnitScope(ctx, rt, result), [unit]):
+            for table, found in placeholders(rt.redactor, out.rows).items():
+                result.ledger.redacted(table, found)
+            if out.final:
+                held = out.rows
+            else:
+                parts.spill(out.rows)
     except Exception as exc:
         atif = ctx.out / "atif"
         for name in result.documents:
@@ -58,41 +55,21 @@ def process_unit(
         first = (str(exc).splitlines() or [""])[0][:300]
         message = f"{type(exc).__name__}: {first} (not expected; please report it with the input)"
         failed.errors.append(ErrorRow(unit.label, "", None, "internal", message))
-        failed.stats.counts["sessions_read"] += 1
-        failed.stats.counts["sessions_failed"] += 1
-        result, rows = failed, _no_rows()
+        failed.ledger.session_failed(read=True)
+        result, held = failed, no_rows()
     redact_errors(rt.redactor, result)
-    result.stats.counts.update(placeholders(rt.redactor, rows))
-    return result, rows
-
-
-def _process(
-    ctx: RunContext, rt: Runtime, unit: Unit, result: UnitResult, spill: Spill
-) -> dict[str, list[Row]]:
-    result.fingerprint, result.bytes_read = fingerprint(unit)
-    stats = result.stats
-    trees = redact(rt, read(ctx, unit, result), stats, result.errors)
-    chain = where(rt, export(rt, enumerate_(rt, trees, unit, stats), unit, stats), stats)
-    return tables_and_write(ctx, rt, chain, result, spill)
-
-
-#: a batch writes its rows to a part once the units behind them read this many input bytes
-PART_INPUT_BYTES = 4 * 1000 * 1000
-
-
-def _no_rows() -> dict[str, list[Row]]:
-    return {name: [] for name in TABLES}
+    return result, held
 
 
 class BatchParts:
     """A batch's rows on their way to part files, in unit order: written once the units
-    behind them have read ``PART_INPUT_BYTES`` and at the batch's end, so the rows held
-    stay bounded.  A unit that writes many documents spills its rows on the way: they go
-    to parts of their own (after a part of the units before), removed if the unit fails."""
+    behind them have read ``RunSettings.part_input_bytes`` and at the batch's end, so the rows
+    held stay bounded.  A unit that writes many documents hands its rows on the way: they
+    go to parts of their own (after a part of the units before), removed if the unit fails."""
 
     def __init__(self, ctx: RunContext, batch: Batch) -> None:
         self.ctx, self.out = ctx, BatchResult(batch)
-        self.rows, self.pending = _no_rows(), 0
+        self.rows, self.pending = no_rows(), 0
         self.unit_first: int | None = None  # the current unit's first part, once it spilled
 
     def _write(self) -> None:
@@ -100,9 +77,9 @@ class BatchParts:
             self.out.parts.append(
                 write_parts(self.ctx.out, self.out.batch, len(self.out.parts), self.rows)
             )
-        self.rows, self.pending = _no_rows(), 0
+        self.rows, self.pending = no_rows(), 0
 
-    def spill(self, rows: dict[str, list[Row]]) -> None:
+    def spill(self, rows: Rows) -> None:
         if self.unit_first is None:
             self._write()
             self.unit_first = len(self.out.parts)
@@ -118,14 +95,14 @@ class BatchParts:
         del self.out.parts[first:]
         self.unit_first = None
 
-    def add(self, result: UnitResult, rows: dict[str, list[Row]], last: bool) -> None:
+    def add(self, result: UnitResult, rows: Rows, last: bool) -> None:
         """A finished unit's result and the rows it still held."""
         self.out.units.append(result)
         self.unit_first = None
         for name in TABLES:
             self.rows[name].extend(rows[name])
         self.pending += result.bytes_read
-        if last or self.pending >= PART_INPUT_BYTES:
+        if last or self.pending >= self.ctx.settings.part_input_bytes:
             self._write()
 
 

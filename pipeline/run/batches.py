@@ -3,8 +3,9 @@
 Thousands of small sessions cost more in per-file work (a part per table,
 a marker) than in processing, so an executor runs batches of consecutive
 units.  Where a batch ends depends only on the unit that ends it: a hash of
-its label, weighed by its size, so a batch holds about ``TARGET_BYTES`` of
-input and at most about ``MEAN_UNITS`` units (large sessions get batches of
+its label, weighed by its size, so a batch holds about
+``RunSettings.batch_input_bytes`` of input and at most about
+``RunSettings.batch_mean_units`` units (large sessions get batches of
 a few, which keeps the workers evenly loaded).  Adding, changing or removing
 a session file changes its own batch only, and ``--mode resume`` re-runs
 that batch alone.  Nothing depends on the worker count, which keeps the
@@ -18,12 +19,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from .stores import Unit
-
-#: units per batch on average, for units much smaller than ``TARGET_BYTES``
-MEAN_UNITS = 64
-#: input bytes per batch on average, for larger units
-TARGET_BYTES = 1_000_000
+from ..stores import Unit
+from .settings import RunSettings
 
 Batch = tuple[Unit, ...]
 
@@ -42,22 +39,23 @@ def unit_size(unit: Unit) -> int:
     return size
 
 
-def ends_batch(unit: Unit, size: int) -> bool:
+def ends_batch(unit: Unit, size: int, settings: RunSettings) -> bool:
     """Whether a batch ends after ``unit`` (of ``size`` input bytes): with a chance of
-    ``1 / MEAN_UNITS + size / TARGET_BYTES``, drawn from a hash of the end of its label
-    (its file and folder names: the same store gives the same batches wherever it lies)."""
+    ``1 / batch_mean_units + size / batch_input_bytes``, drawn from a hash of the end of its
+    label (its file and folder names: the same store gives the same batches wherever it lies)."""
     digest = hashlib.sha256("/".join(Path(unit.label).parts[-2:]).encode()).digest()
     draw = int.from_bytes(digest[:8], "big") / 2**64
-    return draw < 1 / MEAN_UNITS + size / TARGET_BYTES
+    return draw < 1 / settings.batch_mean_units + size / settings.batch_input_bytes
 
 
-def batches(units: list[Unit]) -> list[Batch]:
+def batches(units: list[Unit], settings: RunSettings | None = None) -> list[Batch]:
     """The units, in order, cut into batches after every unit that ``ends_batch``."""
+    settings = settings or RunSettings()
     out: list[Batch] = []
     current: list[Unit] = []
     for unit in units:
         current.append(unit)
-        if ends_batch(unit, unit_size(unit)):
+        if ends_batch(unit, unit_size(unit), settings):
             out.append(tuple(current))
             current = []
     if current:

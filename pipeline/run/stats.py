@@ -1,7 +1,8 @@
 """Per-stage counters: what each stage took, passed on, dropped (by reason) and its time.
 
 Stats are plain data so workers can send them back and the run can merge
-them in unit order; the manifest keeps the merged form.
+them in unit order; the manifest keeps the merged form (``stages``).  What
+the run counted of sessions, trees and redactions is the ``Ledger``'s.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ class StageStats:
 @dataclass
 class Stats:
     stages: dict[str, StageStats] = field(default_factory=dict)
-    counts: Counter[str] = field(default_factory=Counter)
 
     def stage(self, name: str) -> StageStats:
         return self.stages.setdefault(name, StageStats())
@@ -60,16 +60,10 @@ class Stats:
     def merge(self, other: Stats) -> None:
         for name, st in other.stages.items():
             self.stage(name).merge(st)
-        self.counts.update(other.counts)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "counts": dict(sorted(self.counts.items())),
-            "stages": {k: v.to_json() for k, v in self.stages.items()},
-        }
+        return {"stages": {k: v.to_json() for k, v in self.stages.items()}}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Stats:
-        return cls(
-            {k: StageStats.from_json(v) for k, v in d["stages"].items()}, Counter(d["counts"])
-        )
+        return cls({k: StageStats.from_json(v) for k, v in d["stages"].items()})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -10,9 +11,10 @@ from typing import IO, Any
 
 from trajset.schemas.records import ErrorRow
 
+from ..stores import Unit
 from .batches import Batch
+from .ledger import Ledger
 from .stats import Stats
-from .stores import Unit
 
 
 @dataclass
@@ -27,6 +29,7 @@ class UnitResult:
     stats: Stats = field(default_factory=Stats)
     bytes_read: int = 0
     fingerprint: str = ""
+    ledger: Ledger = field(default_factory=Ledger)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -35,6 +38,7 @@ class UnitResult:
             "documents": self.documents,
             "errors": [asdict(e) for e in self.errors],
             "stats": self.stats.to_json(),
+            "ledger": self.ledger.to_json(),
             "bytes_read": self.bytes_read,
             "fingerprint": self.fingerprint,
         }
@@ -50,6 +54,7 @@ class UnitResult:
             Stats.from_json(d["stats"]),
             d["bytes_read"],
             d["fingerprint"],
+            Ledger.from_json(d["ledger"]),
         )
 
 
@@ -128,6 +133,7 @@ class RunResult:
 
     inputs: InputLog
     stats: Stats = field(default_factory=Stats)
+    ledger: Ledger = field(default_factory=Ledger)
     errors: list[ErrorRow] = field(default_factory=list)
     bytes_read: int = 0
     seconds: float = 0.0
@@ -136,9 +142,15 @@ class RunResult:
     #: (path, reason) of every path below a folder store that no unit reads, sorted
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
+    @property
+    def counts(self) -> Counter[str]:
+        """What the run counted (``Ledger.counts``): sessions, trees, trajectories, units, ..."""
+        return self.ledger.counts
+
     def add(self, r: UnitResult) -> None:
         """Keep what the manifest, ``errors.parquet`` and the summary need of a unit's result."""
         self.stats.merge(r.stats)
+        self.ledger.merge(r.ledger)
         self.errors.extend(r.errors)
         self.bytes_read += r.bytes_read
         self.inputs.add(r)

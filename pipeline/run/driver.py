@@ -18,17 +18,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .batches import Batch, batch_key, batches
-from .errors import OutputError
-from .executors import Executor, make_executor
-from .jobs import BatchJob
-from .options import ExportOptions, Mode, RunOptions
-from .outputs.card import card
-from .outputs.files import atomic_write
-from .outputs.folder import check_outside, finish_output, locked, prepare_output
-from .outputs.manifest import write_manifest
-from .outputs.markers import (
+from .. import __version__
+from ..errors import OutputError
+from ..executors import Executor, make_executor
+from ..options import ExportOptions, Mode, RunOptions
+from ..outputs.card import card
+from ..outputs.files import atomic_write
+from ..outputs.folder import check_outside, finish_output, locked, prepare_output
+from ..outputs.manifest import write_manifest
+from ..outputs.markers import (
     STATE,
     check_resumable,
     drop_state,
@@ -36,13 +34,16 @@ from .outputs.markers import (
     read_marker,
     write_marker,
 )
-from .outputs.parquet import to_table, write_shard, write_single
-from .outputs.parts import Assembly
+from ..outputs.parquet import to_table, write_shard, write_single
+from ..outputs.parts import Assembly
+from ..stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
+from ..tables.where import compile_where
+from .batches import Batch, batch_key, batches
+from .context import RunContext
 from .results import BatchResult, InputLog, RunResult
-from .stages import RunContext
-from .stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
-from .tables.where import compile_where
+from .settings import RunSettings
 from .tuning import fewer_collections, small_pages
+from .worker import BatchJob
 
 JSON = Any
 #: (done, total, stage): the units run, then the shards written
@@ -64,7 +65,7 @@ def run_units(
     Each batch's parts go to ``assembly`` as its result arrives; then its marker holds
     the rest, so nothing per unit stays in memory but the run's error rows."""
     start = time.perf_counter()
-    todo = batches(list(units))
+    todo = batches(list(units), ctx.settings)
     done: dict[int, BatchResult] = {}
     if run.mode == Mode.resume:
         done = resumable(ctx.out, todo)
@@ -86,8 +87,8 @@ def run_units(
             kept.add(r)
     for _ in fresh:  # run the executor to its end (a pool shuts down there)
         raise RuntimeError("the executor returned more results than it was given batches")
-    kept.stats.counts["units"] = len(units)
-    kept.stats.counts["units_reused"] = sum(len(b.units) for b in done.values())
+    kept.ledger.add("units", len(units))
+    kept.ledger.add("units_reused", sum(len(b.units) for b in done.values()))
     kept.seconds = time.perf_counter() - start
     return kept
 
@@ -131,6 +132,7 @@ def assemble_outputs(
     assembly: Assembly,
     executor: Executor | None,
     progress: Progress | None = None,
+    settings: RunSettings | None = None,
 ) -> dict[str, JSON]:
     """The shards written (by ``executor``'s workers, or in this process without one) and
     ``errors.parquet``; returns each table's facts (rows, shard sizes and checksums)."""
@@ -142,7 +144,8 @@ def assemble_outputs(
                 progress(len(written), len(tasks), "shards")
         facts = assembly.facts(tasks, written)
         errors = [asdict(e) for e in result.errors]
-        write_single(out / "errors.parquet", to_table("errors", errors))
+        row_group_bytes = (settings or RunSettings()).row_group_bytes
+        write_single(out / "errors.parquet", to_table("errors", errors), row_group_bytes)
     return facts
 
 
@@ -170,20 +173,25 @@ def run_export(
         target = prepare_output(out, run.mode)  # ``out``, or where overwrite stages
         check_resumable(target, options, run.mode == Mode.resume, run.secrets)
         index = SessionIndex.of(units).write(target / STATE / "index.db")
-        ctx = RunContext(target, options, run.secrets, index, world_size=run.workers)
+        ctx = RunContext(
+            target, options, run.secrets, index, world_size=run.workers, settings=run.settings
+        )
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
-        assembly = Assembly(target)
+        assembly = Assembly(target, run.settings)
         with small_pages(), make_executor(run) as executor:  # small pages in its workers too
             with fewer_collections():
                 result = run_units(ctx, units, run, RunResult(inputs), executor, assembly, progress)
             Path(index.path).unlink()  # rebuilt by every run; no job reads it any more
             result.skipped = skipped_paths(stores, units)
-            result.stats.counts["paths_skipped"] = len(result.skipped)
+            result.ledger.add("paths_skipped", len(result.skipped))
             # the workers write the shards, unless the units ran in one batch or none (a
             # small or resumed store: no worker was started, none is for the shards alone)
             shard_executor = executor if result.batches_run > 1 else None
-            facts = assemble_outputs(target, result, assembly, shard_executor, progress)
-        manifest = write_manifest(target, options, result, version, redactor, facts)
+            facts = assemble_outputs(
+                target, result, assembly, shard_executor, progress, run.settings
+            )
+        result.ledger.check()  # every session read was exported or failed
+        manifest = write_manifest(target, options, run, result, version, redactor, facts)
         inputs.path.unlink(missing_ok=True)  # in the manifest now
         atomic_write(target / "README.md", card(manifest, options.license).encode())
         if not run.keep_state:

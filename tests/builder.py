@@ -1,4 +1,5 @@
-"""Writing Agent Session Format sessions from code: sample store, tests, benchmarks.
+"""Writing Agent Session Format sessions from code: the sample store, tests, benchmark corpora
+(not installed: the package never writes sessions this way).
 
 ``SessionBuilder`` appends entries the way the reference library does (an
 entry without an explicit parent hangs under the current leaf; ``branch``
@@ -10,14 +11,15 @@ the response answered, so built sessions verify.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from trajset.pipeline.stores.agentsession import read_session_text, session_text
+from trajset.pipeline.tree.context import canonical_request, request_context, request_hash
 from trajset.schemas.session import Session
-
-from .stores.agentsession import read_session_text, session_text
-from .tree.context import canonical_request, request_context, request_hash
 
 JSON = Any
 
@@ -204,3 +206,42 @@ class SessionBuilder:
 
     def session(self, source: str = "") -> Session:
         return read_session_text(self.text(), source=source)
+
+
+#: the reference's SQLite store (spec §8.2), as its tests lay it out
+SQLITE_SCHEMA = """
+CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at TEXT, updated_at TEXT, cwd TEXT, parent_session TEXT,
+                       name TEXT, superseded_by TEXT, header TEXT) STRICT;
+CREATE TABLE entries (session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE, seq INTEGER, id TEXT, parent TEXT,
+                      type TEXT, line TEXT, UNIQUE(session_id, seq), UNIQUE(session_id, id)) STRICT;
+"""
+
+
+def write_sqlite_store(path: Path, files: list[Path]) -> None:
+    """An agentsession SQLite store (spec §8.2) holding the given session files."""
+    db = sqlite3.connect(path)
+    db.executescript(SQLITE_SCHEMA)
+    for f in files:
+        lines = [line for line in f.read_text().splitlines() if line]
+        header = json.loads(lines[0])
+        db.execute(
+            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?)",
+            (
+                header["id"],
+                header["created_at"],
+                header["created_at"],
+                header.get("cwd"),
+                None,
+                None,
+                None,
+                lines[0],
+            ),
+        )
+        for seq, line in enumerate(lines[1:]):
+            e = json.loads(line)
+            db.execute(
+                "INSERT INTO entries VALUES (?,?,?,?,?,?)",
+                (header["id"], seq, e["id"], e["parent"], e["type"], line),
+            )
+    db.commit()
+    db.close()
