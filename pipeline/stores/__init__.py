@@ -31,7 +31,8 @@ from .base import (
     ReaderOption,
     Unit,
     UnitOptions,
-    file_fingerprint,
+    converted_session,
+    read_input,
 )
 from .claude import ClaudeCodeReader
 from .einox import EinoxReader
@@ -182,8 +183,7 @@ def load_unit(unit: Unit) -> Loaded:
 
 def fingerprint(unit: Unit) -> tuple[str, int]:
     """(``sha256:<hex>`` of the unit's input bytes or "", bytes read)."""
-    inputs = reader_for(unit.kind).inputs(unit)
-    return ("", 0) if inputs is None else file_fingerprint(inputs)
+    return reader_for(unit.kind).fingerprint(unit)
 
 
 def read_store(store: Path, kind: str = "auto") -> list[Session]:
@@ -270,12 +270,15 @@ __all__ = [
     "ReaderOption",
     "SessionIndex",
     "Unit",
+    "UnitOptions",
+    "converted_session",
     "detect_kind",
     "discover",
     "fingerprint",
     "linked_sessions",
     "load_unit",
     "option_help",
+    "read_input",
     "read_session",
     "read_session_text",
     "read_store",

@@ -187,6 +187,13 @@ class Reader:
         (rows of a shared database)."""
         return unit.files
 
+    def fingerprint(self, unit: Unit) -> tuple[str, int]:
+        """(``sha256:<hex>`` of the unit's inputs, bytes read), or ("", 0) when they cannot
+        be read: what ``--mode resume`` compares and the manifest's ``inputs`` show.  A
+        reader without files of its own (``inputs`` None) overrides this."""
+        inputs = self.inputs(unit)
+        return ("", 0) if inputs is None else file_fingerprint(inputs)
+
 
 def file_fingerprint(paths: tuple[str, ...]) -> tuple[str, int]:
     """SHA-256 over the files' bytes in order, and their total size; ("", 0) if one is

@@ -11,6 +11,7 @@ is refused with the missing table or column named.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from pathlib import Path
 
@@ -45,8 +46,9 @@ def check_schema(db: sqlite3.Connection, path: Path) -> None:
                 )
 
 
-def read_sqlite_session(path: Path, session_id: str) -> Session:
-    """The session's header and entry lines, read in one transaction, then read as a file."""
+def session_text(path: Path, session_id: str) -> str:
+    """The session as the text of a session file: its header and entry lines, read in one
+    transaction (``SessionReadError`` when they cannot be)."""
     source = f"{path}#{session_id}"
     try:
         db = _connect(path)
@@ -68,7 +70,24 @@ def read_sqlite_session(path: Path, session_id: str) -> Session:
         raise SessionReadError("no such session in the database", rule="io", source=source)
     if not all(isinstance(x, str) for x in (row[0], *lines)):
         raise SessionReadError("a header or line is not text", rule="bad_line", source=source)
-    return read_session_text("\n".join([row[0], *lines]) + "\n", source=source)
+    return "\n".join([row[0], *lines]) + "\n"
+
+
+def _session_ids(path: Path) -> list[str]:
+    """Every session id of the database, oldest first; ``UsageError`` when it is a database
+    of something else, ``sqlite3.DatabaseError`` when it cannot be read."""
+    db = _connect(path)
+    try:
+        check_schema(db, path)
+        return [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
+    finally:
+        db.close()
+
+
+def read_sqlite_session(path: Path, session_id: str) -> Session:
+    """The session's text (``session_text``), read as a file is."""
+    text = session_text(path, session_id)
+    return read_session_text(text, source=f"{path}#{session_id}")
 
 
 class SqliteReader(Reader):
@@ -87,22 +106,41 @@ class SqliteReader(Reader):
             return False
 
     def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
+        """A unit per session; a database that does not open or list its sessions (a cut or
+        damaged file) is one unit without a session key, whose load reports why."""
         try:
-            db = _connect(path)
-            try:
-                check_schema(db, path)
-                ids = [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
-            finally:
-                db.close()
-        except sqlite3.Error as exc:
-            raise UsageError(f"{path}: not an agentsession database ({exc})") from None
+            ids = _session_ids(path)
+        except sqlite3.DatabaseError:
+            return [self.unit((str(path),))]
         return [self.unit((str(path),), sid) for sid in ids]
 
     def load(self, unit: Unit) -> Loaded:
-        return [read_sqlite_session(Path(unit.files[0]), unit.key)]
+        path = Path(unit.files[0])
+        if not unit.key:  # the database did not list its sessions
+            try:
+                _session_ids(path)
+            except sqlite3.DatabaseError as exc:
+                raise SessionReadError(
+                    f"the database cannot be read ({exc}); nothing of it was exported",
+                    rule="io", source=str(path),
+                ) from None  # fmt: skip
+            raise SessionReadError(
+                "the database changed while it was read; export it again",
+                rule="io", source=str(path),
+            )  # fmt: skip
+        return [read_sqlite_session(path, unit.key)]
 
     def session_ids(self, unit: Unit) -> list[str]:
-        return [unit.key]
+        return [unit.key] if unit.key else []
 
     def inputs(self, unit: Unit) -> None:
-        return None  # the database is shared by many units; rows have no stable bytes of their own
+        return None  # the database is shared by many units; their rows are their inputs
+
+    def fingerprint(self, unit: Unit) -> tuple[str, int]:
+        """Of the session's rows, as the text the reader reads: a change to another session
+        of the database leaves this unit's fingerprint (and ``--mode resume``) alone."""
+        try:
+            data = session_text(Path(unit.files[0]), unit.key).encode("utf-8", "surrogatepass")
+        except SessionReadError:
+            return "", 0
+        return "sha256:" + hashlib.sha256(data).hexdigest(), len(data)

@@ -57,7 +57,11 @@ def looks_like_claude(path: Path) -> bool:
     if not isinstance(d, dict) or "format" in d:
         return False
     kind = d.get("type")
-    return (isinstance(kind, str) and kind in KNOWN) or "sessionId" in d
+    if "sessionId" in d:
+        return True
+    # a known record type with Claude Code's camelCase keys (leafUuid, messageId, ...); the
+    # same type names in snake_case records (a suga export's "type": "user") are not ours
+    return isinstance(kind, str) and kind in KNOWN and any(k != k.lower() for k in d)
 
 
 def _sessions_in(folder: Path) -> list[Path]:

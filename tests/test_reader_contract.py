@@ -1,0 +1,327 @@
+"""The reader contract, for every registered reader and the fixtures of its kind.
+
+A new reader gets every check here by adding a line to ``FIXTURES`` (how to lay
+out a store of its kind in a test folder); a registered reader without one
+fails ``test_every_registered_reader_has_fixtures``.  The checks: a store is
+detected as its own kind and by no other reader (the fallback ``agentsession``
+reader takes any file or folder, so it is only asked last); units are stable;
+every unit loads; a file cut at many byte offsets keeps its complete prefix
+and reports the tail; the fingerprint changes when one byte of an input does;
+nothing outside the store is opened; every session read is exported or an
+error row.  ``toy_reader.py`` is a reader written through the public seam
+only, and passes the same checks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
+from trajset.pipeline.errors import UnitFailed, UnitSkipped
+from trajset.pipeline.stores import (
+    READERS,
+    Reader,
+    Unit,
+    detect_kind,
+    discover,
+    fingerprint,
+    load_unit,
+    reader_for,
+    registry,
+)
+from trajset.schemas.session import Session
+
+from .builder import write_sqlite_store
+from .conftest import session_file
+from .toy_reader import ToyReader, write_toy_store
+
+UPSTREAM = Path(__file__).parent / "data" / "upstream"
+
+
+def _copy(src: Path) -> Callable[[Path], Path]:
+    def make(dest: Path) -> Path:
+        shutil.copytree(src, dest)
+        return dest
+
+    return make
+
+
+def _sqlite(dest: Path) -> Path:
+    dest.mkdir()
+    write_sqlite_store(dest / "sessions.db", [session_file(n) for n in ("basic", "branch", "runs")])
+    return dest / "sessions.db"
+
+
+def _toy(dest: Path) -> Path:
+    write_toy_store(dest, 3)
+    return dest
+
+
+def _sessions(dest: Path) -> Path:
+    """The reference's well-formed session files (its broken ones are for other tests)."""
+    dest.mkdir()
+    for name in ("basic", "branch", "compaction", "extensions", "runs"):
+        shutil.copy(session_file(name), dest / f"{name}.jsonl")
+    return dest
+
+
+#: store kind -> ways to lay out a store of that kind under a given (new) folder
+FIXTURES: dict[str, list[Callable[[Path], Path]]] = {
+    "agentsession": [_copy(sample_store()), _sessions],
+    "agentsession-sqlite": [_sqlite],
+    "einox": [_copy(UPSTREAM / "einox" / "synthetic" / "data")],
+    "suga": [_copy(UPSTREAM / "suga" / "synthetic-export")],
+    "claude-code": [
+        _copy(UPSTREAM / "claude-code" / "teich"),
+        _copy(UPSTREAM / "claude-code" / "synthetic-rewind"),
+    ],
+    "toy": [_toy],
+}  # fmt: skip
+
+#: the kinds under test: every registered reader, and the toy one
+KINDS = [*READERS, "toy"]
+CASES = [(kind, i) for kind in KINDS for i in range(len(FIXTURES.get(kind, [])))]
+
+
+@pytest.fixture
+def readers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Reader]]:
+    """``READERS`` with the toy reader registered before the fallback reader."""
+    *specific, fallback = READERS.values()
+    with_toy = registry(*specific, ToyReader(), fallback)
+    monkeypatch.setattr("trajset.pipeline.stores.READERS", with_toy)
+    yield with_toy
+
+
+def _store(kind: str, i: int, root: Path) -> Path:
+    return FIXTURES[kind][i](root / f"{kind}-{i}")
+
+
+def _fallback(readers: dict[str, Reader]) -> str:
+    return list(readers)[-1]
+
+
+def test_every_registered_reader_has_fixtures() -> None:
+    assert not set(READERS) - set(FIXTURES), "add the new reader's fixtures to FIXTURES"
+
+
+@pytest.mark.parametrize(("kind", "i"), CASES)
+def test_a_store_is_detected_as_its_own_kind_and_by_no_other_reader(
+    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+) -> None:
+    store = _store(kind, i, tmp_path)
+    assert detect_kind(store) == kind
+    for other, reader in readers.items():
+        if other not in (kind, _fallback(readers)):
+            assert not reader.detect(store), f"the {other} reader claims a {kind} store"
+    assert reader_for(kind).locations or kind in ("agentsession-sqlite", "suga", "toy")
+
+
+@pytest.mark.parametrize(("kind", "i"), CASES)
+def test_units_are_stable_and_each_loads(
+    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+) -> None:
+    store = _store(kind, i, tmp_path)
+    units = discover([store])
+    assert units and units == discover([store]) and all(u.kind == kind for u in units)
+    for f in store.rglob("*") if store.is_dir() else [store]:
+        os.utime(f, (1, 1))  # times are no part of a unit
+    assert discover([store]) == units
+    sessions = 0
+    for unit in units:
+        try:
+            loaded = load_unit(unit)
+        except UnitSkipped:
+            continue
+        assert not [s for s in loaded if isinstance(s, UnitFailed)], loaded
+        sessions += sum(isinstance(s, Session) for s in loaded)
+    assert sessions
+
+
+def _largest_file(store: Path) -> Path:
+    files = [store] if store.is_file() else [p for p in store.rglob("*") if p.is_file()]
+    return max(files, key=lambda p: (p.stat().st_size, str(p)))
+
+
+def _entries(store: Path) -> dict[str, list[str]]:
+    """Session id -> its entry ids in file order, of every session that reads."""
+    out: dict[str, list[str]] = {}
+    for unit in discover([store]):
+        try:
+            loaded = load_unit(unit)
+        except (UnitFailed, UnitSkipped):
+            continue
+        for s in loaded:
+            if isinstance(s, Session):
+                out[s.id] = [e.id for e in s.entries]
+    return out
+
+
+def _is_prefix(cut: list[str], whole: list[str]) -> bool:
+    """``cut`` is the start of ``whole``, but for its last entry or two: a converter closes
+    the turn it was cut in early (its ``response`` entry, named after the last item it saw)."""
+    same = next(
+        (n for n, (a, b) in enumerate(zip(cut, whole, strict=False)) if a != b),
+        min(len(cut), len(whole)),
+    )
+    return same >= len(cut) - 2
+
+
+@pytest.mark.parametrize(("kind", "i"), CASES)
+def test_a_file_cut_anywhere_keeps_its_complete_prefix_and_reports_the_tail(
+    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+) -> None:
+    store = _store(kind, i, tmp_path)
+    target = _largest_file(store)
+    data = target.read_bytes()
+    whole = _entries(store)
+    offsets = sorted({len(data) * k // 13 for k in range(1, 13)} - {0, len(data)})
+    for n, at in enumerate(offsets):
+        target.write_bytes(data[:at])
+        for sid, ids in _entries(store).items():  # what reads is a prefix of what was there
+            assert _is_prefix(ids, whole.get(sid, ids)), (at, sid)
+        if n % 4 == 0:  # the whole run, at a few of the offsets
+            out = tmp_path / f"out-{at}"
+            run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+            named = [e for e in run.errors if target.name in e.source or target.name in e.message]
+            cut_at_line_end = data[at - 1 : at] == b"\n"
+            assert named or cut_at_line_end, f"a cut at byte {at} of {target.name} is not reported"
+    target.write_bytes(data)
+
+
+@pytest.mark.parametrize(("kind", "i"), CASES)
+def test_the_fingerprint_changes_with_one_byte_of_an_input(
+    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+) -> None:
+    store = _store(kind, i, tmp_path)
+    units = [u for u in discover([store]) if readers[kind].inputs(u) != ()][:3]
+    assert units
+    for unit in units:
+        before, size = fingerprint(unit)
+        assert before.startswith("sha256:") and size > 0
+        undo = CHANGE_ONE_BYTE.get(kind, _flip_a_byte)(readers[kind], unit)
+        assert fingerprint(unit)[0] != before
+        undo()
+        assert fingerprint(unit)[0] == before
+
+
+def _flip_a_byte(reader: Reader, unit: Unit) -> Callable[[], None]:
+    """One bit of the middle byte of the unit's largest input flipped; returns the undo."""
+    victim = Path(max(reader.inputs(unit) or (), key=lambda f: Path(f).stat().st_size))
+    data = victim.read_bytes()
+    changed = bytearray(data)
+    changed[len(data) // 2] ^= 0x01
+    victim.write_bytes(bytes(changed))
+    return lambda: victim.write_bytes(data)
+
+
+def _change_a_row(reader: Reader, unit: Unit) -> Callable[[], None]:
+    """One byte of the session's first entry line changed in the database."""
+    import sqlite3
+
+    with sqlite3.connect(unit.files[0]) as db:
+        (line,) = db.execute(
+            "SELECT line FROM entries WHERE session_id = ? AND seq = 0", (unit.key,)
+        ).fetchone()
+        db.execute(
+            "UPDATE entries SET line = ? WHERE session_id = ? AND seq = 0",
+            (line.replace('"', ' "', 1), unit.key),
+        )
+
+    def undo() -> None:
+        with sqlite3.connect(unit.files[0]) as db:
+            db.execute(
+                "UPDATE entries SET line = ? WHERE session_id = ? AND seq = 0", (line, unit.key)
+            )
+
+    return undo
+
+
+#: kinds whose inputs are not whole files: how to change one byte of a unit's input
+CHANGE_ONE_BYTE: dict[str, Callable[[Reader, Unit], Callable[[], None]]] = {
+    "agentsession-sqlite": _change_a_row,
+}
+
+
+class _Opened:
+    """Every path this process opens while ``active`` (an audit hook: ``open``, sqlite)."""
+
+    active = False
+    paths: list[str] = []  # noqa: RUF012
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    opened = event in ("open", "sqlite3.connect") and args
+    if _Opened.active and opened and isinstance(args[0], str | bytes | os.PathLike):
+        _Opened.paths.append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.mark.parametrize(("kind", "i"), CASES)
+def test_nothing_outside_the_store_is_opened(
+    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+) -> None:
+    store = _store(kind, i, tmp_path)
+    root = os.path.realpath(store if store.is_dir() else store.parent)
+    code = [os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, *sys.path} if p]
+    _Opened.paths.clear()
+    _Opened.active = True
+    try:
+        for unit in discover([store]):
+            fingerprint(unit)
+            with contextlib.suppress(UnitFailed, UnitSkipped):
+                load_unit(unit)
+    finally:
+        _Opened.active = False
+    outside = [
+        p
+        for p in _Opened.paths
+        if not os.path.realpath(p).startswith(root + os.sep)
+        and os.path.realpath(p) != os.path.realpath(store)
+        and not any(os.path.realpath(p).startswith(c + os.sep) for c in code)
+    ]
+    assert not outside, outside
+
+
+@pytest.mark.parametrize(("kind", "i"), CASES)
+def test_every_session_read_is_exported_or_an_error_row(
+    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+) -> None:
+    store = _store(kind, i, tmp_path)
+    out = tmp_path / "out"
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    c = run.counts
+    assert c["sessions_read"] == c["sessions_exported"] + c["sessions_failed"] > 0
+    exported = {r["session_id"] for r in pq.read_table(out / "data" / "trajectories").to_pylist()}
+    errors = pq.read_table(out / "errors.parquet").to_pylist()
+    for unit in discover([store]):
+        try:
+            loaded = load_unit(unit)
+        except UnitSkipped:
+            continue
+        except UnitFailed as exc:
+            loaded = [exc]
+        for s in loaded:
+            if isinstance(s, Session):
+                assert s.id in exported or s.id in {e["session_id"] for e in errors}, s.id
+            else:
+                assert any(e["source"] == (s.source or unit.label) for e in errors), s
+
+
+def test_a_toy_store_exports_through_the_command_line_kind(
+    tmp_path: Path, readers: dict[str, Reader]
+) -> None:
+    """The toy reader, registered, is a store kind like the others (``--store-kind toy``)."""
+    store = _toy(tmp_path / "toy")
+    run = run_export([store], tmp_path / "out", ExportOptions(store_kind="toy"), RunOptions())
+    assert run.counts["sessions_exported"] == 3 and not run.errors
+    assert isinstance(Unit, type)
