@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from trajset.pipeline import ExportOptions, Mode, RunOptions, run_export, sample_store
+from trajset.pipeline import ExportOptions, Mode, RunOptions, RunSettings, run_export, sample_store
+
+UPSTREAM = Path(__file__).parent / "data" / "upstream"
 
 DATA_DIRS = ("atif", "data")
 
@@ -20,14 +23,39 @@ def _data_files(root: Path) -> dict[str, bytes]:
     }
 
 
+#: the sample store, the reference's sessions, an einox and a Claude Code store in one run
+STORES = [
+    sample_store(),
+    UPSTREAM / "agentsession" / "testdata" / "sessions",
+    UPSTREAM / "einox" / "synthetic" / "data",
+    UPSTREAM / "claude-code",
+]
+#: a batch per unit: many batches, so two workers share them
+PER_UNIT = RunSettings(batch_mean_units=1)
+
+
+def _workers(out: Path) -> set[int]:
+    """The processes that ran the batches, from the markers (kept with ``keep_state``)."""
+    markers = (out / ".trajset" / "units").glob("*.json")
+    return {json.loads(m.read_text())["worker"] for m in markers}
+
+
 def test_two_exports_are_byte_identical_across_worker_counts(tmp_path: Path) -> None:
-    opts = ExportOptions()
-    run_export([sample_store()], tmp_path / "a", opts, RunOptions(workers=1))
-    run_export([sample_store()], tmp_path / "b", opts, RunOptions(workers=1))
-    run_export([sample_store()], tmp_path / "c", opts, RunOptions(workers=2))
+    """One worker, and two processes sharing the batches (checked: both ran some), write
+    the same bytes; so does a second one-worker run."""
+    store = tmp_path / "store"
+    for i, src in enumerate(STORES):
+        shutil.copytree(src, store / f"{i}-{src.name}")
+    opts = ExportOptions(prefer=("score",))
+    runs = {}
+    for name, workers in (("a", 1), ("b", 1), ("c", 2)):
+        run = RunOptions(workers=workers, keep_state=True, settings=PER_UNIT)
+        runs[name] = run_export(list(store.iterdir()), tmp_path / name, opts, run)
+    assert len(_workers(tmp_path / "a")) == 1 and len(_workers(tmp_path / "c")) == 2
     a = _data_files(tmp_path / "a")
-    assert len(a) >= 9
+    assert len(a) >= 30
     assert a == _data_files(tmp_path / "b") == _data_files(tmp_path / "c")
+    assert runs["a"].counts == runs["c"].counts
 
 
 def test_resume_skips_finished_units_and_gives_the_same_files(tmp_path: Path) -> None:

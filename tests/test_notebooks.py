@@ -33,6 +33,7 @@ def test_the_three_notebooks_exist_with_their_outputs_stripped() -> None:
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::RuntimeWarning")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.slow
 def test_notebook_runs_without_error(
     path: Path, export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # wheels, virtual environments, subprocesses
 #: what a wheel is built from (a copy of these, so no build/ folder of the checkout is reused)
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "pipeline", "redactors", "schemas")
 

@@ -301,13 +301,17 @@ def test_a_symlink_out_of_the_store_is_not_followed_unless_asked(tmp_path: Path)
 KILLED = """
 import sys
 from pathlib import Path
-from trajset.pipeline import ExportOptions, RunOptions, run_export
-run_export([Path(sys.argv[1])], Path(sys.argv[2]), ExportOptions(), RunOptions(workers=1))
+from trajset.pipeline import ExportOptions, RunOptions, RunSettings, run_export
+settings = RunSettings(batch_mean_units=1)  # a batch (and a marker) per session file
+run_export([Path(sys.argv[1])], Path(sys.argv[2]), ExportOptions(), RunOptions(settings=settings))
 """
 
 
-@pytest.mark.parametrize("after", [0.8, 1.6, 2.4])
-def test_resume_after_sigkill_is_byte_identical(tmp_path: Path, after: float) -> None:
+@pytest.mark.slow
+@pytest.mark.parametrize("markers", [1, 12, 30])
+def test_resume_after_sigkill_mid_run_is_byte_identical(tmp_path: Path, markers: int) -> None:
+    """The run is killed once ``markers`` batches are finished and before its manifest: the
+    kill lands mid-run (checked), and the resume reuses what was finished."""
     import signal
     import subprocess
     import sys
@@ -320,14 +324,24 @@ def test_resume_after_sigkill_is_byte_identical(tmp_path: Path, after: float) ->
         sys.path.pop(0)
     store = tmp_path / "corpus"
     corpus.build_corpus(store, 40, seed=3)
+    settings = RunSettings(batch_mean_units=1)
     whole = tmp_path / "whole"
-    run_export([store], whole, ExportOptions(), RunOptions(workers=1))
+    run_export([store], whole, ExportOptions(), RunOptions(workers=1, settings=settings))
     out = tmp_path / "killed"
+    finished = out / ".trajset" / "units"
     proc = subprocess.Popen([sys.executable, "-c", KILLED, str(store), str(out)])
-    time.sleep(after)
+    deadline = time.monotonic() + 120
+    while len(list(finished.glob("*.json"))) < markers:
+        assert proc.poll() is None, "the run ended before the kill"
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    run_export([store], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume))
+    done = len(list(finished.glob("*.json")))
+    assert not (out / "manifest.json").exists() and markers <= done < 40  # killed mid-run
+    resume = RunOptions(workers=1, mode=Mode.resume, settings=settings)
+    run = run_export([store], out, ExportOptions(), resume)
+    assert run.counts["units_reused"] == done  # what was finished before the kill
     assert _data(out) == _data(whole)
     assert not list(out.rglob("*.tmp"))
 

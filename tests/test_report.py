@@ -77,6 +77,7 @@ def test_empty_states_render_without_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no data/ folder" in result.output
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(BROWSER is None, reason="no Chromium here (.ci/run installs Debian's chromium)")
 def test_the_page_in_headless_chromium(sample: Path, tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
@@ -113,6 +114,7 @@ def test_the_page_in_headless_chromium(sample: Path, tmp_path: Path) -> None:
     assert shot.stat().st_size > 10_000
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(BROWSER is None, reason="no Chromium here (.ci/run installs Debian's chromium)")
 def test_a_one_session_export_without_outcomes_or_pairs_renders_in_chromium(
     tmp_path: Path,

@@ -2,7 +2,10 @@
 
 ``--ray-address`` (or ``RAY_ADDRESS``) joins a running cluster; without
 one, a local Ray with ``--workers`` CPUs is started and stopped with the
-run.  A task runs the job over a chunk of batches, so what the job builds
+run.  That Ray names its node 127.0.0.1, so its processes talk to each other on
+the loopback interface; Ray's own servers still bind every interface (Ray has
+no setting to bind them to one), so where the network must not reach them, run
+the export in a network namespace of its own, as the project's tests do.  A task runs the job over a chunk of batches, so what the job builds
 once (the compiled redactor, the session index) is built once per chunk;
 each task writes its batches' documents and parts into the output folder, so
 every node must see that folder at the same path (a shared filesystem).
@@ -24,6 +27,9 @@ from .base import Lifetime, run_chunk
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: where a Ray started for the run listens
+LOOPBACK = "127.0.0.1"
 
 
 class RayExecutor(Lifetime):
@@ -51,7 +57,9 @@ class RayExecutor(Lifetime):
         import ray
 
         if not ray.is_initialized():
-            local: dict[str, Any] = {} if self.address else {"num_cpus": self.workers}
+            local: dict[str, Any] = (
+                {} if self.address else {"num_cpus": self.workers, "_node_ip_address": LOOPBACK}
+            )
             ray.init(
                 address=self.address,
                 include_dashboard=False,

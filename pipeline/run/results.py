@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -69,15 +70,21 @@ class BatchResult:
     batch: Batch
     units: list[UnitResult] = field(default_factory=list)
     parts: list[PartFacts] = field(default_factory=list)
+    #: the process that ran the batch (its marker says so; no data file does)
+    worker: int = field(default_factory=os.getpid)
 
     def to_json(self) -> dict[str, Any]:
-        return {"units": [r.to_json() for r in self.units], "parts": self.parts}
+        return {
+            "units": [r.to_json() for r in self.units],
+            "parts": self.parts,
+            "worker": self.worker,
+        }
 
     @classmethod
     def from_json(cls, batch: Batch, d: dict[str, Any]) -> BatchResult:
         units = [UnitResult.from_json(u, r) for u, r in zip(batch, d["units"], strict=True)]
         parts = [{k: (v[0], v[1]) for k, v in p.items()} for p in d["parts"]]
-        return cls(batch, units, parts)
+        return cls(batch, units, parts, d.get("worker", 0))
 
 
 class InputLog(list[dict[str, Any]]):
