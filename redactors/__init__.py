@@ -127,6 +127,7 @@ def count_placeholders(text: str | bytes) -> dict[str, int]:
 
 __all__ = [
     "GROUPS",
+    "PLACEHOLDER_BYTES_RE",
     "PLACEHOLDER_RE",
     "REGISTRY",
     "Placeholders",

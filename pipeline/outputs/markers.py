@@ -40,8 +40,8 @@ def read_marker(out: Path, batch: Batch) -> BatchResult | None:
     data = json.loads(path.read_text())
     if not isinstance(data, dict) or "units" not in data or len(data["units"]) != len(batch):
         return None
-    if not all(isinstance(u, dict) and "ledger" in u for u in data["units"]):
-        return None  # written before units kept a ledger: run again
+    if "audit" not in data or not all(isinstance(u, dict) and "ledger" in u for u in data["units"]):
+        return None  # written before batches kept a ledger and an audit: run again
     return BatchResult.from_json(batch, data)
 
 

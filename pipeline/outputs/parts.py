@@ -1,11 +1,10 @@
-"""A batch's share of every table as Arrow IPC parts (none for a table it has no rows of),
-the redaction of a unit's error rows (they travel in its result and marker), and the
-assembly that plans each table's shards from the parts as results arrive (the workers
-write them, ``parquet.write_shard``)."""
+"""A batch's share of every table as Arrow IPC parts (none for a table it has no rows of)
+with the redaction audit of each, the redaction of a unit's error rows (they travel in
+its result and marker), and the assembly that plans each table's shards from the parts
+as results arrive (the workers write them, ``parquet.write_shard``)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,10 @@ from trajset.redactors import Redactor
 from trajset.schemas.records import ErrorRow
 
 from ..run.batches import Batch
-from ..run.results import BatchResult, PartFacts, UnitResult
+from ..run.results import BatchResult, PartAudit, PartFacts, UnitResult
 from ..run.settings import RunSettings
 from ..tables import CONFIGS, TABLES, Row
-from .audit import rows_placeholders
+from .audit import table_placeholders
 from .markers import part_path
 from .parquet import ShardPlan, ShardTask, to_table, write_part
 from .tables_info import table_facts
@@ -39,23 +38,23 @@ def redact_errors(r: Redactor, result: UnitResult) -> None:
         ]
 
 
-def placeholders(r: Redactor, rows: dict[str, list[Row]]) -> dict[str, Counter[str]]:
-    """Placeholders per rule in each table's rows (the audit); none without redaction."""
-    if not r.active:
-        return {}
-    return {name: Counter(rows_placeholders(rows[name])) for name in TABLES if rows[name]}
-
-
-def write_parts(out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]]) -> PartFacts:
-    """Part ``seq`` of the batch: a file per table it holds rows of; returns their facts."""
+def write_parts(
+    out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]], audit: bool
+) -> tuple[PartFacts, PartAudit]:
+    """Part ``seq`` of the batch: a file per table it holds rows of; returns their facts and,
+    with ``audit``, the placeholders per rule in each (counted in the table written)."""
     facts: PartFacts = {}
+    found: PartAudit = {}
     for name in TABLES:
         path = part_path(out, batch, seq, name)
         if rows[name]:
-            facts[name] = write_part(path, to_table(name, rows[name]))
+            table = to_table(name, rows[name])
+            facts[name] = write_part(path, table)
+            if audit and (counts := table_placeholders(table)):
+                found[name] = dict(sorted(counts.items()))
         else:  # no part for no rows (most batches have no outcomes); a stale one must not stay
             path.unlink(missing_ok=True)
-    return facts
+    return facts, found
 
 
 class Assembly:

@@ -9,7 +9,6 @@ driver (``table_facts``).
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +17,14 @@ import pyarrow.parquet as pq
 JSON = Any
 
 
-def shard_facts(path: Path) -> dict[str, int | str]:
-    """A shard's rows, uncompressed bytes (its row groups'), file size and SHA-256."""
-    data = path.read_bytes()
-    meta = pq.ParquetFile(path).metadata
+def shard_facts(meta: pq.FileMetaData, size: int, sha256: str) -> dict[str, int | str]:
+    """A shard's rows, uncompressed bytes (its row groups'), file size and SHA-256, from its
+    footer and the bytes its writer wrote."""
     return {
         "rows": meta.num_rows,
         "bytes": sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)),
-        "num_bytes": len(data),
-        "checksum": hashlib.sha256(data).hexdigest(),
+        "num_bytes": size,
+        "checksum": sha256,
     }
 
 

@@ -85,6 +85,8 @@ def run_units(
             assembly.add(result)
         for r in result.units:
             kept.add(r)
+        for table, found in result.placeholders():
+            kept.ledger.redacted(table, found)
     for _ in fresh:  # run the executor to its end (a pool shuts down there)
         raise RuntimeError("the executor returned more results than it was given batches")
     kept.ledger.add("units", len(units))

@@ -61,6 +61,8 @@ class UnitResult:
 
 #: (rows, in-memory bytes) of each table a part holds rows of
 PartFacts = dict[str, tuple[int, int]]
+#: placeholders per rule in each table of a part (the redaction audit; empty without one)
+PartAudit = dict[str, dict[str, int]]
 
 
 @dataclass
@@ -70,6 +72,8 @@ class BatchResult:
     batch: Batch
     units: list[UnitResult] = field(default_factory=list)
     parts: list[PartFacts] = field(default_factory=list)
+    #: each part's redaction audit, in the order of ``parts``
+    audit: list[PartAudit] = field(default_factory=list)
     #: the process that ran the batch (its marker says so; no data file does)
     worker: int = field(default_factory=os.getpid)
 
@@ -77,6 +81,7 @@ class BatchResult:
         return {
             "units": [r.to_json() for r in self.units],
             "parts": self.parts,
+            "audit": self.audit,
             "worker": self.worker,
         }
 
@@ -84,7 +89,12 @@ class BatchResult:
     def from_json(cls, batch: Batch, d: dict[str, Any]) -> BatchResult:
         units = [UnitResult.from_json(u, r) for u, r in zip(batch, d["units"], strict=True)]
         parts = [{k: (v[0], v[1]) for k, v in p.items()} for p in d["parts"]]
-        return cls(batch, units, parts, d.get("worker", 0))
+        return cls(batch, units, parts, d["audit"], d.get("worker", 0))
+
+    def placeholders(self) -> Iterator[tuple[str, dict[str, int]]]:
+        """(table, placeholders per rule) of every part."""
+        for part in self.audit:
+            yield from part.items()
 
 
 class InputLog(list[dict[str, Any]]):

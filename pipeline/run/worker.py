@@ -14,8 +14,8 @@ from functools import cached_property
 from trajset.schemas.records import ErrorRow
 
 from ..outputs.markers import part_path
-from ..outputs.parts import placeholders, redact_errors, write_parts
-from ..stores import Unit, fingerprint
+from ..outputs.parts import redact_errors, write_parts
+from ..stores import Unit, fingerprint, recording_reads
 from ..tables import TABLES
 from .batches import Batch
 from .chain import run_chain
@@ -36,22 +36,22 @@ def process_unit(
     on are removed and it becomes one ``internal`` error row, with no rows."""
     result = UnitResult(unit)
     try:
-        result.fingerprint, result.bytes_read = fingerprint(unit)
         held = no_rows()
         out: TableRows
-        for out in run_chain(UnitScope(ctx, rt, result), [unit]):
-            for table, found in placeholders(rt.redactor, out.rows).items():
-                result.ledger.redacted(table, found)
-            if out.final:
-                held = out.rows
-            else:
-                parts.spill(out.rows)
+        with recording_reads() as read:
+            for out in run_chain(UnitScope(ctx, rt, result), [unit]):
+                if out.final:
+                    held = out.rows
+                else:
+                    parts.spill(out.rows)
+        result.fingerprint, result.bytes_read = fingerprint(unit, read)  # what was read
     except Exception as exc:
         atif = ctx.out / "atif"
         for name in result.documents:
             (atif / name).unlink(missing_ok=True)
         parts.discard_unit()
-        failed = UnitResult(unit, fingerprint=result.fingerprint, bytes_read=result.bytes_read)
+        facts = fingerprint(unit)
+        failed = UnitResult(unit, fingerprint=facts[0], bytes_read=facts[1])
         first = (str(exc).splitlines() or [""])[0][:300]
         message = f"{type(exc).__name__}: {first} (not expected; please report it with the input)"
         failed.errors.append(ErrorRow(unit.label, "", None, "internal", message))
@@ -67,16 +67,17 @@ class BatchParts:
     held stay bounded.  A unit that writes many documents hands its rows on the way: they
     go to parts of their own (after a part of the units before), removed if the unit fails."""
 
-    def __init__(self, ctx: RunContext, batch: Batch) -> None:
-        self.ctx, self.out = ctx, BatchResult(batch)
+    def __init__(self, ctx: RunContext, batch: Batch, audit: bool) -> None:
+        self.ctx, self.out, self.audit = ctx, BatchResult(batch), audit
         self.rows, self.pending = no_rows(), 0
         self.unit_first: int | None = None  # the current unit's first part, once it spilled
 
     def _write(self) -> None:
         if any(self.rows.values()):
-            self.out.parts.append(
-                write_parts(self.ctx.out, self.out.batch, len(self.out.parts), self.rows)
-            )
+            seq = len(self.out.parts)
+            facts, found = write_parts(self.ctx.out, self.out.batch, seq, self.rows, self.audit)
+            self.out.parts.append(facts)
+            self.out.audit.append(found)
         self.rows, self.pending = no_rows(), 0
 
     def spill(self, rows: Rows) -> None:
@@ -93,6 +94,7 @@ class BatchParts:
             for name in facts:
                 part_path(self.ctx.out, self.out.batch, seq, name).unlink(missing_ok=True)
         del self.out.parts[first:]
+        del self.out.audit[first:]
         self.unit_first = None
 
     def add(self, result: UnitResult, rows: Rows, last: bool) -> None:
@@ -108,7 +110,7 @@ class BatchParts:
 
 def process_batch(ctx: RunContext, rt: Runtime, batch: Batch) -> BatchResult:
     """Each unit of the batch in order, their rows into parts (``BatchParts``)."""
-    parts = BatchParts(ctx, batch)
+    parts = BatchParts(ctx, batch, audit=rt.redactor.active)
     with fewer_collections(), small_pages():
         for i, unit in enumerate(batch):
             result, rows = process_unit(ctx, rt, unit, parts)

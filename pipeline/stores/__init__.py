@@ -29,10 +29,12 @@ from .base import (
     OptionValue,
     Reader,
     ReaderOption,
+    Reads,
     Unit,
     UnitOptions,
     converted_session,
     read_input,
+    recording_reads,
 )
 from .claude import ClaudeCodeReader
 from .einox import EinoxReader
@@ -181,9 +183,10 @@ def load_unit(unit: Unit) -> Loaded:
     return reader_for(unit.kind).load(unit)
 
 
-def fingerprint(unit: Unit) -> tuple[str, int]:
-    """(``sha256:<hex>`` of the unit's input bytes or "", bytes read)."""
-    return reader_for(unit.kind).fingerprint(unit)
+def fingerprint(unit: Unit, read: Reads | None = None) -> tuple[str, int]:
+    """(``sha256:<hex>`` of the unit's input bytes or "", bytes read); ``read``: what its
+    reader read meanwhile (``recording_reads``), which is not read again."""
+    return reader_for(unit.kind).fingerprint(unit, read)
 
 
 def read_store(store: Path, kind: str = "auto") -> list[Session]:
@@ -284,6 +287,7 @@ __all__ = [
     "read_store",
     "reader_for",
     "reader_options",
+    "recording_reads",
     "registry",
     "sample_store",
     "skipped_paths",

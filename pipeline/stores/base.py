@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Issue, Session, validate_header
@@ -187,12 +189,17 @@ class Reader:
         (rows of a shared database)."""
         return unit.files
 
-    def fingerprint(self, unit: Unit) -> tuple[str, int]:
+    def fingerprint(self, unit: Unit, read: Reads | None = None) -> tuple[str, int]:
         """(``sha256:<hex>`` of the unit's inputs, bytes read), or ("", 0) when they cannot
-        be read: what ``--mode resume`` compares and the manifest's ``inputs`` show.  A
-        reader without files of its own (``inputs`` None) overrides this."""
+        be read: what ``--mode resume`` compares and the manifest's ``inputs`` show.  A unit
+        of one input its reader read through ``read_input`` (``read``) is not read again.
+        A reader without files of its own (``inputs`` None) overrides this."""
         inputs = self.inputs(unit)
-        return ("", 0) if inputs is None else file_fingerprint(inputs)
+        if inputs is None:
+            return "", 0
+        if read and len(inputs) == 1 and inputs[0] in read:
+            return read[inputs[0]]
+        return file_fingerprint(inputs)
 
 
 def file_fingerprint(paths: tuple[str, ...]) -> tuple[str, int]:
@@ -225,11 +232,31 @@ def read_input(path: Path) -> bytes:
         )
         raise SessionReadError(f"{what}; nothing was read", rule="io", source=str(path))
     try:
-        return path.read_bytes()
+        data = path.read_bytes()
     except OSError as exc:
         raise SessionReadError(
             f"cannot read file: {exc.strerror}", rule="io", source=str(path)
         ) from None
+    seen = _READ.get()
+    if seen is not None:
+        seen[str(path)] = ("sha256:" + hashlib.sha256(data).hexdigest(), len(data))
+    return data
+
+
+#: (fingerprint, size) of each file ``read_input`` read, while ``recording_reads`` holds
+Reads = dict[str, tuple[str, int]]
+_READ: ContextVar[Reads | None] = ContextVar("trajset_reads", default=None)
+
+
+@contextmanager
+def recording_reads() -> Iterator[Reads]:
+    """What ``read_input`` reads meanwhile, in this thread: a unit's fingerprint is then
+    taken from the bytes its reader read, not from a second read of its file."""
+    token = _READ.set({})
+    try:
+        yield cast(Reads, _READ.get())
+    finally:
+        _READ.reset(token)
 
 
 def converted_session(

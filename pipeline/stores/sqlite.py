@@ -19,7 +19,7 @@ from trajset.schemas.session import Session
 
 from ..errors import SessionReadError, UsageError
 from .agentsession import read_session_text
-from .base import Loaded, Reader, Unit, UnitOptions
+from .base import Loaded, Reader, Reads, Unit, UnitOptions
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: what the reader needs of the schema
@@ -136,7 +136,7 @@ class SqliteReader(Reader):
     def inputs(self, unit: Unit) -> None:
         return None  # the database is shared by many units; their rows are their inputs
 
-    def fingerprint(self, unit: Unit) -> tuple[str, int]:
+    def fingerprint(self, unit: Unit, read: Reads | None = None) -> tuple[str, int]:
         """Of the session's rows, as the text the reader reads: a change to another session
         of the database leaves this unit's fingerprint (and ``--mode resume``) alone."""
         try:

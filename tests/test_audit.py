@@ -1,0 +1,44 @@
+"""The redaction audit of tables: placeholders counted in the Arrow table a part is written from."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trajset.pipeline.jsonio import dumps_compact_bytes
+from trajset.pipeline.outputs.audit import table_placeholders
+from trajset.redactors import count_placeholders
+
+P = "[REDACTED:email_v1:3]"
+
+
+def test_a_placeholder_split_over_two_values_is_not_one() -> None:
+    table = pa.table({"a": ["x [REDACTED:email", "_v1:3] y", P]})
+    assert table_placeholders(table) == {"email_v1": 1}
+
+
+def test_nested_strings_and_sliced_columns_are_counted() -> None:
+    rows = [
+        {"m": [{"content": f"{P} and {P}", "calls": [P]}], "s": "plain"},
+        {"m": None, "s": P},
+        {"m": [{"content": None, "calls": []}], "s": None},
+    ]
+    table = pa.Table.from_pylist(rows)
+    assert table_placeholders(table) == {"email_v1": 4}
+    assert table_placeholders(table.slice(1)) == {"email_v1": 1}
+    assert table_placeholders(table.slice(0, 1)) == {"email_v1": 3}
+
+
+pieces = st.sampled_from(["", "x", "[REDACTED:", "email_v1", ":3]", P, "é", "]", "["])
+
+
+@given(st.lists(st.lists(pieces, max_size=6).map("".join), max_size=12), st.integers(0, 4))
+def test_the_count_equals_the_count_in_each_value_alone(values: list[str], start: int) -> None:
+    """The same as counting every value on its own (what the JSON of the rows gave)."""
+    table = pa.table({"v": values}).slice(min(start, len(values)))
+    expected: dict[str, int] = {}
+    for v in table.column("v").to_pylist():
+        for rule, n in count_placeholders(dumps_compact_bytes(v)).items():
+            expected[rule] = expected.get(rule, 0) + n
+    assert dict(table_placeholders(table)) == expected
