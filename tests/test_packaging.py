@@ -121,3 +121,21 @@ def test_every_package_folder_is_in_the_wheel(wheel: Path) -> None:
     assert folders <= packaged, (
         f"not packaged (a folder without __init__.py?): {folders - packaged}"
     )
+
+
+def test_the_before_after_comparison_runs_and_finds_a_build_equal_to_itself(
+    tmp_path: Path,
+) -> None:
+    """A smoke run of ``benchmarks/compare.py`` (no timing is asserted)."""
+    trajset = shutil.which("trajset")
+    assert trajset, "the trajset command is installed with the package"
+    store = tmp_path / "store"
+    shutil.copytree(ROOT / "tests" / "data" / "upstream" / "suga" / "synthetic-export", store)
+    result = subprocess.run(
+        [sys.executable, "benchmarks/compare.py", trajset, trajset, str(store),
+         "--repeat", "1", "--workers", "1", "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    assert figures["1 worker"]["data files identical"] is True

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from tests.builder import SessionBuilder
 from trajset.pipeline import ExportOptions, RunOptions, RunSettings, export_session, run_export
 from trajset.pipeline.run import stages
-from trajset.pipeline.run import write as emit
+from trajset.pipeline.run import write as write_stage
 from trajset.pipeline.tables import preferences
 from trajset.pipeline.tables.preferences import PairSides
 
@@ -205,14 +205,14 @@ def test_a_unit_failing_after_it_spilled_leaves_no_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = _store(tmp_path / "store")  # its pairs are spilled too, before it fails
-    finish = emit._finish_session
+    finish = write_stage._finish_session
 
     def failing(scope: Any, ex: Any) -> None:
         if ex.session.id.endswith("aa"):  # the long session, after its slices were spilled
             raise RuntimeError("boom")
         finish(scope, ex)
 
-    monkeypatch.setattr(emit, "_finish_session", failing)
+    monkeypatch.setattr(write_stage, "_finish_session", failing)
     out = tmp_path / "out"
     opts = RunOptions(workers=1, keep_state=True, settings=SPILLING)
     run = run_export([store], out, ExportOptions(), opts)
