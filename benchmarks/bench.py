@@ -57,7 +57,7 @@ BUILDERS = {"agentsession": build_corpus, "einox": build_einox_corpus}
 CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from trajset.pipeline.run.tuning import pyarrow_without_pandas
+from trajset.pipeline.tuning import pyarrow_without_pandas
 pyarrow_without_pandas()  # as the trajset command sets up its process
 from trajset.pipeline import ExportOptions, RunOptions, run_export
 store, out, redact, workers = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])

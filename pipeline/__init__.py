@@ -17,10 +17,9 @@ from trajset.schemas.records import Trajectory
 from trajset.schemas.session import Entry, Session
 
 from .atif import AtifOptions, items, items_from, session_documents, to_atif
-from .options import ExportOptions, Mode, RunOptions
+from .options import ExportOptions, Mode, RunOptions, RunSettings
 from .run.chain import export_session
 from .run.driver import run_export
-from .run.settings import RunSettings
 from .stores import discover, read_session, read_store, sample_store
 from .tree import build_context, canonical_request, request_hash, trajectories
 

@@ -3,7 +3,10 @@
 ``ExportOptions`` holds everything that shapes the data files (it is
 recorded in the manifest and checked on ``--mode resume``); ``RunOptions``
 holds how the run is carried out (workers, executor, mode), which never
-changes a data byte.  ``resolve`` is the one place that merges the command
+changes a data byte, and its ``RunSettings``: the run's tuning knobs (slice,
+spill, part, batch, shard and row-group sizes), one frozen object that
+``RunContext`` carries to every worker of every executor and the manifest
+records, so tests choose small values by passing them, never by patching.  ``resolve`` is the one place that merges the command
 line, the config file and the defaults: a value of ``None`` means "not
 given", so a flag wins over the file in both directions.
 
@@ -28,7 +31,7 @@ import os
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -36,7 +39,6 @@ from typing import Any
 from trajset.redactors import Redactor, RuleError, build_redactor, custom_rule, selected_rules
 
 from .errors import UsageError
-from .run.settings import RunSettings
 from .tree.policies import Policy, parse_policy, policy_label
 
 
@@ -116,6 +118,40 @@ class ExportOptions:
             return build_redactor(
                 self.builtin_rules(), secrets=secrets, homes=self.homes, custom=custom
             )
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Sizes of a run's pieces, each at least 1: how much a worker holds at once and how
+    many part and shard files it writes; never the content or order of a row."""
+
+    #: trajectories per slice of a session: what a worker holds the documents of at once
+    slice_trajectories: int = 16
+    #: a unit hands on (spills) the table rows it holds once it wrote this many document bytes
+    spill_document_bytes: int = 32 * 1000 * 1000
+    #: and once a session table (preferences) has built this many rows of a session
+    spill_session_rows: int = 256
+    #: a batch writes its rows to a part once the units behind them read this many input bytes
+    part_input_bytes: int = 4 * 1000 * 1000
+    #: units per batch on average, for units much smaller than ``batch_input_bytes``
+    batch_mean_units: int = 64
+    #: input bytes per batch on average, for larger units
+    batch_input_bytes: int = 1_000_000
+    #: a shard ends before a part would take its rows past this many in-memory bytes
+    shard_bytes: int = 500 * 1000 * 1000
+    #: row groups of a Parquet file stay near this many in-memory bytes
+    row_group_bytes: int = 100 * 1000 * 1000
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(
+                    f"RunSettings.{f.name} must be an integer of at least 1, not {value!r}"
+                )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)

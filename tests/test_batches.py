@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trajset.pipeline.options import RunSettings
 from trajset.pipeline.run.batches import batch_key, batches, ends_batch
-from trajset.pipeline.run.settings import RunSettings
 from trajset.pipeline.stores import Unit
 
 DEFAULTS = RunSettings()

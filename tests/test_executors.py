@@ -13,18 +13,25 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from trajset.pipeline import ExportOptions, RunOptions, RunSettings, run_export, sample_store
+from trajset.pipeline import (
+    ExportOptions,
+    RunOptions,
+    RunSettings,
+    run_export,
+    sample_store,
+    tuning,
+)
 from trajset.pipeline.cli import app
 from trajset.pipeline.cli.export import _ProgressBar
 from trajset.pipeline.errors import UsageError
 from trajset.pipeline.executors import EXECUTORS, LocalExecutor, make_executor
 from trajset.pipeline.outputs import parquet
-from trajset.pipeline.run import driver, tuning
+from trajset.pipeline.run import driver
 from trajset.pipeline.run.context import RunContext
 from trajset.pipeline.run.driver import default_workers
-from trajset.pipeline.run.tuning import fewer_collections
 from trajset.pipeline.run.worker import BatchJob
 from trajset.pipeline.stores import SessionIndex, Unit
+from trajset.pipeline.tuning import fewer_collections
 
 from .test_reliability import _data
 
@@ -198,7 +205,7 @@ main()
 
 _PANDAS_STILL_THERE = """
 import pyarrow as pa
-from trajset.pipeline.run.tuning import pyarrow_without_pandas
+from trajset.pipeline.tuning import pyarrow_without_pandas
 pyarrow_without_pandas()
 assert pa.array([1]).to_pylist() == [1]
 frame = pa.table({"a": [1, 2]}).to_pandas()  # asks for pandas by name: pyarrow imports it

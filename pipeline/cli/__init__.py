@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from .. import __version__
-from ..run.tuning import pyarrow_without_pandas
+from ..tuning import pyarrow_without_pandas
 from .convert import convert
 from .export import export
 from .inspect import inspect, verify

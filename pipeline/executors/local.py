@@ -16,7 +16,7 @@ from concurrent.futures import (
 )
 from typing import TypeVar
 
-from ..run.tuning import pyarrow_without_pandas
+from ..tuning import pyarrow_without_pandas
 from .base import Lifetime, run_chunk
 
 T = TypeVar("T")

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, TypeAlias
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..run.settings import RunSettings
+from ..options import RunSettings
 from ..tables import SCHEMAS
 from .files import atomic_path, atomic_write
 from .tables_info import shard_facts

@@ -19,8 +19,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from ..options import RunSettings
 from ..stores import Unit
-from .settings import RunSettings
 
 Batch = tuple[Unit, ...]
 

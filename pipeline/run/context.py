@@ -19,13 +19,12 @@ from trajset.redactors import Redactor
 from trajset.schemas.records import ErrorRow
 
 from ..errors import TrajsetError
-from ..options import ExportOptions
+from ..options import ExportOptions, RunSettings
 from ..stores import Index, SessionIndex, Unit
 from ..tables import where as where_filter
 from ..tree.policies import Policy
 from .ledger import Ledger
 from .results import UnitResult
-from .settings import RunSettings
 from .stats import Stats
 
 if TYPE_CHECKING:

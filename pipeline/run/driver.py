@@ -21,12 +21,18 @@ from typing import Any
 from .. import __version__
 from ..errors import OutputError
 from ..executors import Executor, make_executor
-from ..options import ExportOptions, Mode, RunOptions
+from ..options import ExportOptions, Mode, RunOptions, RunSettings
 from ..outputs.card import card
 from ..outputs.files import atomic_write
 from ..outputs.folder import check_outside, finish_output, locked, prepare_output
-from ..outputs.manifest import write_manifest
-from ..outputs.markers import (
+from ..outputs.parquet import to_table, write_shard, write_single
+from ..stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
+from ..tables.where import compile_where
+from ..tuning import fewer_collections, small_pages
+from .batches import Batch, batch_key, batches
+from .context import RunContext
+from .manifest import write_manifest
+from .markers import (
     STATE,
     check_resumable,
     drop_state,
@@ -34,15 +40,8 @@ from ..outputs.markers import (
     read_marker,
     write_marker,
 )
-from ..outputs.parquet import to_table, write_shard, write_single
-from ..outputs.parts import Assembly
-from ..stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
-from ..tables.where import compile_where
-from .batches import Batch, batch_key, batches
-from .context import RunContext
+from .parts import Assembly
 from .results import BatchResult, InputLog, RunResult
-from .settings import RunSettings
-from .tuning import fewer_collections, small_pages
 from .worker import BatchJob
 
 JSON = Any

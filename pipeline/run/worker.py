@@ -13,15 +13,15 @@ from functools import cached_property
 
 from trajset.schemas.records import ErrorRow
 
-from ..outputs.markers import part_path
-from ..outputs.parts import redact_errors, write_parts
 from ..stores import Unit, fingerprint, recording_reads
 from ..tables import TABLES
+from ..tuning import fewer_collections, small_pages
 from .batches import Batch
 from .chain import run_chain
 from .context import RunContext, Runtime, UnitScope, make_runtime
+from .markers import part_path
+from .parts import redact_errors, write_parts
 from .results import BatchResult, UnitResult
-from .tuning import fewer_collections, small_pages
 from .write import Rows, TableRows, no_rows
 
 

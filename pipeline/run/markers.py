@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..options import ExportOptions
-from ..run.batches import Batch, batch_key
-from ..run.results import BatchResult
-from .files import atomic_write
+from ..outputs.files import atomic_write
+from .batches import Batch, batch_key
+from .results import BatchResult
 
 STATE = ".trajset"
 

@@ -11,14 +11,14 @@ from typing import Any
 from trajset.redactors import Redactor
 from trajset.schemas.records import ErrorRow
 
-from ..run.batches import Batch
-from ..run.results import BatchResult, PartAudit, PartFacts, UnitResult
-from ..run.settings import RunSettings
+from ..options import RunSettings
+from ..outputs.audit import table_placeholders
+from ..outputs.parquet import ShardPlan, ShardTask, to_table, write_part
+from ..outputs.tables_info import table_facts
 from ..tables import CONFIGS, TABLES, Row
-from .audit import table_placeholders
+from .batches import Batch
 from .markers import part_path
-from .parquet import ShardPlan, ShardTask, to_table, write_part
-from .tables_info import table_facts
+from .results import BatchResult, PartAudit, PartFacts, UnitResult
 
 JSON = Any
 

@@ -9,10 +9,10 @@ from typing import Any
 from trajset.redactors import Redactor
 
 from ..options import ExportOptions, RunOptions
-from ..run.ledger import Ledger
-from ..run.results import RunResult
+from ..outputs.files import atomic_path
 from ..stores import SKIPS_LISTED
-from .files import atomic_path
+from .ledger import Ledger
+from .results import RunResult
 
 JSON = Any
 
