@@ -100,8 +100,13 @@ def readers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Reader]]:
     yield with_toy
 
 
-def _store(kind: str, i: int, root: Path) -> Path:
-    return FIXTURES[kind][i](root / f"{kind}-{i}")
+@pytest.fixture(params=CASES, ids=[f"{k}-{i}" for k, i in CASES])
+def case(
+    request: pytest.FixtureRequest, tmp_path: Path, readers: dict[str, Reader]
+) -> tuple[str, Path]:
+    """(kind, a store of that kind laid out in the test's folder), for every fixture."""
+    kind, i = request.param
+    return kind, FIXTURES[kind][i](tmp_path / f"{kind}-{i}")
 
 
 def _fallback(readers: dict[str, Reader]) -> str:
@@ -112,11 +117,10 @@ def test_every_registered_reader_has_fixtures() -> None:
     assert not set(READERS) - set(FIXTURES), "add the new reader's fixtures to FIXTURES"
 
 
-@pytest.mark.parametrize(("kind", "i"), CASES)
 def test_a_store_is_detected_as_its_own_kind_and_by_no_other_reader(
-    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+    case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
-    store = _store(kind, i, tmp_path)
+    kind, store = case
     assert detect_kind(store) == kind
     for other, reader in readers.items():
         if other not in (kind, _fallback(readers)):
@@ -124,11 +128,10 @@ def test_a_store_is_detected_as_its_own_kind_and_by_no_other_reader(
     assert reader_for(kind).locations or kind in ("agentsession-sqlite", "suga", "toy")
 
 
-@pytest.mark.parametrize(("kind", "i"), CASES)
 def test_units_are_stable_and_each_loads(
-    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+    case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
-    store = _store(kind, i, tmp_path)
+    kind, store = case
     units = discover([store])
     assert units and units == discover([store]) and all(u.kind == kind for u in units)
     for f in store.rglob("*") if store.is_dir() else [store]:
@@ -174,11 +177,10 @@ def _is_prefix(cut: list[str], whole: list[str]) -> bool:
     return same >= len(cut) - 2
 
 
-@pytest.mark.parametrize(("kind", "i"), CASES)
 def test_a_file_cut_anywhere_keeps_its_complete_prefix_and_reports_the_tail(
-    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+    case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
-    store = _store(kind, i, tmp_path)
+    _, store = case
     target = _largest_file(store)
     data = target.read_bytes()
     whole = _entries(store)
@@ -196,11 +198,10 @@ def test_a_file_cut_anywhere_keeps_its_complete_prefix_and_reports_the_tail(
     target.write_bytes(data)
 
 
-@pytest.mark.parametrize(("kind", "i"), CASES)
 def test_the_fingerprint_changes_with_one_byte_of_an_input(
-    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+    case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
-    store = _store(kind, i, tmp_path)
+    kind, store = case
     units = [u for u in discover([store]) if readers[kind].inputs(u) != ()][:3]
     assert units
     for unit in units:
@@ -266,11 +267,10 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
 sys.addaudithook(_audit)
 
 
-@pytest.mark.parametrize(("kind", "i"), CASES)
 def test_nothing_outside_the_store_is_opened(
-    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+    case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
-    store = _store(kind, i, tmp_path)
+    _, store = case
     root = os.path.realpath(store if store.is_dir() else store.parent)
     code = [os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, *sys.path} if p]
     _Opened.paths.clear()
@@ -292,11 +292,10 @@ def test_nothing_outside_the_store_is_opened(
     assert not outside, outside
 
 
-@pytest.mark.parametrize(("kind", "i"), CASES)
 def test_every_session_read_is_exported_or_an_error_row(
-    kind: str, i: int, tmp_path: Path, readers: dict[str, Reader]
+    case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
-    store = _store(kind, i, tmp_path)
+    _, store = case
     out = tmp_path / "out"
     run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
     c = run.counts
