@@ -3,7 +3,9 @@
 * ``loads_strict``: rejects ``NaN``/``Infinity`` and lone surrogates are
   replaced by U+FFFD (Go's decoder does the same).
 * ``as_doubles``: every number as an IEEE-754 double, as Go's ``any``
-  decoding does; used wherever the reference hashes or re-encodes values.
+  decoding does; used wherever the reference hashes values.
+* ``loads_as_written``: tool-call arguments parsed with their numbers as
+  written (an integer stays an integer), in the reference's range.
 * ``canonical`` / ``sha256_hex``: JCS (via ``rfc8785``) and its digest, for
   request hashes and content-derived ids (DESIGN §6).
 * ``dumps_compact`` / ``dumps_indented``: output JSON through ``orjson``,
@@ -17,6 +19,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 from typing import Any
 
 import orjson
@@ -102,21 +105,28 @@ def as_doubles(value: JSON) -> JSON:
     return value
 
 
-def loads_doubles(text: str) -> JSON:
-    """Strict parse with every number a double; ``1e400`` is an error."""
+def loads_as_written(text: str) -> JSON:
+    """Strict parse keeping numbers as written: an integer stays an ``int`` (``38``, never
+    ``38.0``, so a model trained on the output learns the integers it was shown); a number
+    beyond a double (``1e400``, or an integer of 400 digits) is an error, as in the
+    reference's decoder.  Values equal the reference's float64 ones (below 2**53 exactly)."""
 
-    def parse_float(s: str) -> float:
-        f = float(s)
-        if not math.isfinite(f):
-            raise ValueError(f"number out of range: {s}")
-        return f
+    def parse_int(s: str) -> int:
+        n = int(s)
+        if abs(n) > _MAX_DOUBLE:
+            raise ValueError(f"number out of range: {s[:40]}")
+        return n
 
     value = json.loads(
-        text, parse_constant=_reject_constant, parse_int=parse_float, parse_float=parse_float
+        text, parse_constant=_reject_constant, parse_int=parse_int, parse_float=_finite
     )
     if "\\u" in text:
         value = fix_surrogates(value)
     return value
+
+
+#: the largest finite double; an integer beyond it is out of a double's range
+_MAX_DOUBLE = int(sys.float_info.max)
 
 
 class _Slow(Exception):

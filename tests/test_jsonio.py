@@ -83,3 +83,13 @@ def test_nesting_limit_as_before(levels: int) -> None:
 def test_a_lone_surrogate_escape_becomes_the_replacement_character() -> None:
     assert loads_strict('{"a": "x\\uD800y"}') == {"a": "x\ufffdy"}
     assert loads_strict('["\\ud83d\\ude00"]') == ["\U0001f600"]
+
+
+def test_arguments_keep_their_numbers_as_written() -> None:
+    from trajset.pipeline.atif.tools import parse_arguments
+
+    args = parse_arguments('{"offset": 38, "ratio": 0.5, "whole": 2.0, "big": 9007199254740993}')
+    assert args == {"offset": 38, "ratio": 0.5, "whole": 2.0, "big": 9007199254740993}
+    assert [type(v) for v in args.values()] == [int, float, float, int]
+    for beyond in ('{"n": 1e400}', '{"n": 1' + "0" * 400 + "}"):  # not a double: kept as text
+        assert parse_arguments(beyond) == {"_arguments": beyond}

@@ -88,6 +88,49 @@ def test_real_samples_have_no_fork_and_keep_every_tool_call(project: str, tmp_pa
         harbor.model_validate_json(doc.read_text())
 
 
+def _typed(value: Any) -> Any:
+    """A JSON value with the type of every number in it (``38`` and ``38.0`` differ)."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, value)
+
+
+@pytest.mark.parametrize("project", REAL)
+def test_tool_arguments_keep_their_values_and_types(project: str, tmp_path: Path) -> None:
+    """An integer argument stays an integer (``"offset": 38``, never ``38.0``) in the steps,
+    the trajectories' messages and the documents."""
+    out = _export(CC / project, tmp_path / "out")
+    inputs = {
+        b["id"]: b["input"]
+        for r in _records(CC / project)
+        if r.get("type") == "assistant"
+        for b in (r.get("message") or {}).get("content") or []
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    }
+    steps = {
+        c["tool_call_id"]: c["arguments"] for s in _rows(out, "steps") for c in s["tool_calls"]
+    }
+    messages = {
+        c["id"]: c["function"]["arguments"]
+        for t in _rows(out, "trajectories")
+        for m in t["messages"]
+        for c in m["tool_calls"] or []
+    }
+    documents = {
+        c["tool_call_id"]: c["arguments"]
+        for doc in (out / "atif").glob("*.json")
+        for step in json.loads(doc.read_text())["steps"]
+        for c in step.get("tool_calls") or []
+    }
+    assert inputs
+    for call_id, given in inputs.items():
+        assert _typed(json.loads(steps[call_id])) == _typed(given), call_id
+        assert _typed(json.loads(messages[call_id])) == _typed(given), call_id
+        assert _typed(documents[call_id]) == _typed(given), call_id
+
+
 def test_subagents_are_linked_from_the_calls_that_spawned_them(tmp_path: Path) -> None:
     out = _export(CC / "-experiments-worktrees", tmp_path / "out")
     main = json.loads((out / "atif" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.json").read_text())

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..jsonio import loads_doubles
+from ..jsonio import loads_as_written
 
 JSON = Any
 
 
 def parse_arguments(arguments: str) -> dict[str, JSON]:
-    """Tool-call arguments as the reference parses them (§7.4)."""
+    """Tool-call arguments as the reference parses them (§7.4), numbers as written."""
     if not arguments or not arguments.strip():
         return {}
     try:
-        value = loads_doubles(arguments)
+        value = loads_as_written(arguments)
     except ValueError:
         return {"_arguments": arguments}
     return value if isinstance(value, dict) else {"_arguments": arguments}
