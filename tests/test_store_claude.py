@@ -131,6 +131,70 @@ def test_tool_arguments_keep_their_values_and_types(project: str, tmp_path: Path
         assert _typed(documents[call_id]) == _typed(given), call_id
 
 
+@pytest.mark.parametrize("project", REAL)
+def test_every_tool_result_keeps_its_content(project: str, tmp_path: Path) -> None:
+    """ToolSearch's ``tool_reference`` blocks and other non-text blocks are kept (they were
+    dropped, leaving empty tool messages); text results read as before."""
+    out = _export(CC / project, tmp_path / "out")
+    results = {
+        b["tool_use_id"]: b.get("content")
+        for r in _records(CC / project)
+        if r.get("type") == "user"
+        for b in (r.get("message") or {}).get("content") or []
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    }
+    tool_messages = {
+        m["tool_call_id"]: m["content"]
+        for t in _rows(out, "trajectories")
+        for m in t["messages"]
+        if m["role"] == "tool"
+    }
+    for call_id, content in results.items():
+        if call_id not in tool_messages:
+            continue  # a result on no exported path (a replayed or cut prefix)
+        if content:  # what the harness returned is in the message, whatever its blocks
+            assert tool_messages[call_id], call_id
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_reference":
+                assert block["tool_name"] in tool_messages[call_id]
+            elif block.get("type") == "text":
+                assert block["text"] in tool_messages[call_id]
+
+
+def test_an_image_in_a_tool_result_becomes_an_image_of_the_observation(tmp_path: Path) -> None:
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    sid = "7f0c1a2b-0000-4000-8000-000000000001"
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": sid,
+         "timestamp": "2026-11-01T10:00:00Z", "message": {"role": "user", "content": "show me the logo"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": sid,
+         "timestamp": "2026-11-01T10:00:01Z", "message": {"role": "assistant", "model": "m", "id": "msg_1",
+         "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "logo.png"}}]}},
+        {"type": "user", "uuid": "u2", "parentUuid": "a1", "sessionId": sid,
+         "timestamp": "2026-11-01T10:00:02Z", "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+                 {"type": "text", "text": "logo.png, 1x1"},
+                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}]}]}},
+        {"type": "assistant", "uuid": "a2", "parentUuid": "u2", "sessionId": sid,
+         "timestamp": "2026-11-01T10:00:03Z", "message": {"role": "assistant", "model": "m", "id": "msg_2",
+         "content": [{"type": "text", "text": "A single pixel."}]}},
+    ]  # fmt: skip
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / f"{sid}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = _export(tmp_path / "p", tmp_path / "out")
+    [image] = (out / "atif" / "images").iterdir()
+    [doc] = (out / "atif").glob("*.json")
+    text = doc.read_text()
+    assert image.name in text and "logo.png, 1x1" in text
+    [observed] = [
+        o
+        for s in _rows(out, "steps")
+        for o in s["observations"] or []
+        if o["source_call_id"] == "toolu_1"
+    ]
+    assert "logo.png, 1x1" in observed["content"]
+
+
 def test_subagents_are_linked_from_the_calls_that_spawned_them(tmp_path: Path) -> None:
     out = _export(CC / "-experiments-worktrees", tmp_path / "out")
     main = json.loads((out / "atif" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.json").read_text())

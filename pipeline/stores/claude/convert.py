@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...jsonio import dumps_compact
 from .lines import Record
 from .tree import COMMAND_MARKS, Tree
 
@@ -25,6 +26,37 @@ CHAIN_FIELDS = ("uuid", "parentUuid", "type", "message", "timestamp", "sessionId
 
 def _fields(r: Record) -> dict[str, JSON]:
     return {k: v for k, v in r.raw.items() if k not in CHAIN_FIELDS}
+
+
+def _image(src: dict[str, JSON]) -> dict[str, JSON]:
+    media = src.get("media_type") or "image/png"
+    return {
+        "type": "input_image",
+        "image_url": f"data:{media};base64,{src.get('data') or ''}",
+        "detail": "auto",
+    }
+
+
+def tool_output(content: JSON) -> str | list[dict[str, JSON]]:
+    """A ``tool_result``'s content with nothing dropped: text blocks as their text (joined,
+    as before); an image as an ``input_image`` part (the output is then a list of parts);
+    any other block (``tool_reference`` from ToolSearch, a structured result) as its
+    compact JSON text, so the model sees what the harness returned."""
+    if not isinstance(content, list):
+        return "" if content is None else str(content)
+    blocks = [x for x in content if isinstance(x, dict)]
+    if all(x.get("type") == "text" for x in blocks):
+        return "".join(str(x.get("text") or "") for x in blocks)
+    pieces: list[dict[str, JSON]] = []
+    for x in blocks:
+        if x.get("type") == "image" and isinstance(x.get("source"), dict):
+            pieces.append(_image(x["source"]))
+        else:
+            text = str(x.get("text") or "") if x.get("type") == "text" else dumps_compact(x)
+            pieces.append({"type": "input_text", "text": text})
+    if any(p["type"] == "input_image" for p in pieces):
+        return pieces
+    return "\n".join(p["text"] for p in pieces)
 
 
 def _user_items(r: Record) -> list[tuple[dict[str, JSON], dict[str, JSON]]]:
@@ -39,33 +71,19 @@ def _user_items(r: Record) -> list[tuple[dict[str, JSON], dict[str, JSON]]]:
         if not isinstance(b, dict):
             continue
         if b.get("type") == "tool_result":
-            output = b.get("content")
-            if isinstance(output, list):
-                output = "".join(
-                    str(x.get("text") or "")
-                    for x in output
-                    if isinstance(x, dict) and x.get("type") == "text"
-                )
             extra = {"claude:is_error": True} if b.get("is_error") else {}
             out.append(
                 (
                     {
                         "type": "function_call_output",
                         "call_id": str(b.get("tool_use_id") or ""),
-                        "output": str(output or ""),
+                        "output": tool_output(b.get("content")),
                     },
                     extra,
                 )
             )
         elif b.get("type") == "image" and isinstance(b.get("source"), dict):
-            src = b["source"]
-            parts.append(
-                {
-                    "type": "input_image",
-                    "image_url": f"data:{src.get('media_type') or 'image/png'};base64,{src.get('data') or ''}",
-                    "detail": "auto",
-                }
-            )
+            parts.append(_image(b["source"]))
         elif b.get("type") == "text":
             parts.append({"type": "input_text", "text": str(b.get("text") or "")})
     if parts:
