@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -74,3 +75,25 @@ def test_resume_skips_finished_units_and_gives_the_same_files(tmp_path: Path) ->
     assert _data_files(out) == before
     assert again.counts == first.counts
     assert not list(out.rglob("*.tmp"))
+
+
+def test_settings_reach_the_worker_processes(tmp_path: Path) -> None:
+    """A batch run by the pool's process cuts its sessions into slices of one and hands its
+    rows on after every slice, as the settings say: more parts than with the defaults, and
+    the same bytes."""
+    store = tmp_path / "store"
+    shutil.copytree(sample_store(), store)
+    spilling = RunSettings(batch_mean_units=1, slice_trajectories=1, spill_document_bytes=1)
+    parts: dict[str, int] = {}
+    for name, settings in (("default", PER_UNIT), ("spilling", spilling)):
+        run = RunOptions(workers=2, keep_state=True, settings=settings)
+        run_export([store], tmp_path / name, ExportOptions(), run)
+        markers = [
+            json.loads(m.read_text())
+            for m in (tmp_path / name / ".trajset" / "units").glob("*.json")
+        ]
+        pool = [m for m in markers if m["worker"] != os.getpid()]
+        assert pool, "the pool's process ran some batches"
+        parts[name] = sum(len(m["parts"]) for m in pool)
+    assert parts["spilling"] > parts["default"]
+    assert _data_files(tmp_path / "spilling") == _data_files(tmp_path / "default")

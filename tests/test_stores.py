@@ -53,3 +53,20 @@ def test_read_error_is_raised_for_an_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(SessionReadError) as info:
         read_session(tmp_path / "absent.jsonl")
     assert info.value.rule == "io"
+
+
+def test_counts_that_do_not_add_up_are_an_internal_error_exit_1() -> None:
+    from trajset.pipeline.cli.errors import exit_code
+    from trajset.pipeline.errors import InvariantBroken
+    from trajset.pipeline.run.ledger import Ledger
+
+    ledger = Ledger()
+    ledger.session_read(2)
+    ledger.session_exported()
+    with pytest.raises(
+        InvariantBroken, match="sessions read \\(2\\) != exported \\(1\\)"
+    ) as caught:
+        ledger.check()
+    assert exit_code(caught.value) == 1
+    ledger.session_failed()
+    ledger.check()
