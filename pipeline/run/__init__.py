@@ -15,6 +15,4 @@
     stats.py     per-stage counts and times
     results.py   what a unit, a batch and the run hand back
     parts.py     a batch's rows as Arrow IPC parts, and their assembly into shards
-    markers.py   per-batch completion markers under DIR/.trajset/ (what resume uses)
-    manifest.py  DIR/manifest.json, from the run's result
 """

@@ -25,14 +25,8 @@ from ..options import ExportOptions, Mode, RunOptions, RunSettings
 from ..outputs.card import card
 from ..outputs.files import atomic_write
 from ..outputs.folder import check_outside, finish_output, locked, prepare_output
-from ..outputs.parquet import to_table, write_shard, write_single
-from ..stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
-from ..tables.where import compile_where
-from ..tuning import fewer_collections, small_pages
-from .batches import Batch, batch_key, batches
-from .context import RunContext
-from .manifest import write_manifest
-from .markers import (
+from ..outputs.manifest import write_manifest
+from ..outputs.markers import (
     STATE,
     check_resumable,
     drop_state,
@@ -40,6 +34,12 @@ from .markers import (
     read_marker,
     write_marker,
 )
+from ..outputs.parquet import to_table, write_shard, write_single
+from ..stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
+from ..tables.where import compile_where
+from ..tuning import fewer_collections, small_pages
+from .batches import Batch, batch_key, batches
+from .context import RunContext
 from .parts import Assembly
 from .results import BatchResult, InputLog, RunResult
 from .worker import BatchJob
@@ -76,7 +76,7 @@ def run_units(
         result = done.get(i)
         if result is None:
             result = next(fresh)
-            write_marker(ctx.out, result)
+            write_marker(ctx.out, batch_key(result.batch), result.to_json())
             finished += len(result.units)
             if progress:
                 progress(finished, len(units), "units")
@@ -102,7 +102,7 @@ def resumable(out: Path, todo: Sequence[Batch]) -> dict[int, BatchResult]:
     done: dict[int, BatchResult] = {}
     kept: set[str] = set()
     for i, batch in enumerate(todo):
-        r = read_marker(out, batch)
+        r = BatchResult.from_marker(batch, read_marker(out, batch_key(batch)))
         if r is not None and _intact(out, r):
             done[i] = r
             kept.update(name for u in r.units for name in u.documents)
@@ -121,7 +121,8 @@ def resumable(out: Path, todo: Sequence[Batch]) -> dict[int, BatchResult]:
 
 def _intact(out: Path, r: BatchResult) -> bool:
     """Every unit's inputs unchanged (same fingerprints) and every part the marker names there."""
-    parts = [part_path(out, r.batch, seq, name) for seq, f in enumerate(r.parts) for name in f]
+    key = batch_key(r.batch)
+    parts = [part_path(out, key, seq, name) for seq, f in enumerate(r.parts) for name in f]
     return all(p.exists() for p in parts) and all(
         u.fingerprint and u.fingerprint == fingerprint(u.unit)[0] for u in r.units
     )
@@ -192,7 +193,7 @@ def run_export(
                 target, result, assembly, shard_executor, progress, run.settings
             )
         result.ledger.check()  # every session read was exported or failed
-        manifest = write_manifest(target, options, run, result, version, redactor, facts)
+        manifest = write_manifest(target, result.manifest(options, run, version, redactor, facts))
         inputs.path.unlink(missing_ok=True)  # in the manifest now
         atomic_write(target / "README.md", card(manifest, options.license).encode())
         if not run.keep_state:

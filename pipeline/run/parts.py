@@ -13,11 +13,11 @@ from trajset.schemas.records import ErrorRow
 
 from ..options import RunSettings
 from ..outputs.audit import table_placeholders
+from ..outputs.markers import part_path
 from ..outputs.parquet import ShardPlan, ShardTask, to_table, write_part
 from ..outputs.tables_info import table_facts
 from ..tables import CONFIGS, TABLES, Row
-from .batches import Batch
-from .markers import part_path
+from .batches import Batch, batch_key
 from .results import BatchResult, PartAudit, PartFacts, UnitResult
 
 JSON = Any
@@ -46,7 +46,7 @@ def write_parts(
     facts: PartFacts = {}
     found: PartAudit = {}
     for name in TABLES:
-        path = part_path(out, batch, seq, name)
+        path = part_path(out, batch_key(batch), seq, name)
         if rows[name]:
             table = to_table(name, rows[name])
             facts[name] = write_part(path, table)
@@ -69,7 +69,8 @@ class Assembly:
     def add(self, result: BatchResult) -> None:
         for seq, facts in enumerate(result.parts):
             for name, (rows, nbytes) in facts.items():
-                self.plans[name].add(part_path(self.out, result.batch, seq, name), rows, nbytes)
+                path = part_path(self.out, batch_key(result.batch), seq, name)
+                self.plans[name].add(path, rows, nbytes)
 
     def tasks(self) -> list[ShardTask]:
         """Every shard to write, largest first (so the workers finish together)."""

@@ -10,9 +10,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from trajset.redactors import Redactor
 from trajset.schemas.records import ErrorRow
 
-from ..stores import Unit
+from ..options import ExportOptions, RunOptions
+from ..stores import SKIPS_LISTED, Unit
 from .batches import Batch
 from .ledger import Ledger
 from .stats import Stats
@@ -84,6 +86,16 @@ class BatchResult:
             "audit": self.audit,
             "worker": self.worker,
         }
+
+    @classmethod
+    def from_marker(cls, batch: Batch, d: dict[str, Any] | None) -> BatchResult | None:
+        """The batch's result from its marker; None without one or with one of an older
+        layout (written before batches kept a ledger and an audit: the batch runs again)."""
+        if d is None or not isinstance(d.get("units"), list) or len(d["units"]) != len(batch):
+            return None
+        if "audit" not in d or not all(isinstance(u, dict) and "ledger" in u for u in d["units"]):
+            return None
+        return cls.from_json(batch, d)
 
     @classmethod
     def from_json(cls, batch: Batch, d: dict[str, Any]) -> BatchResult:
@@ -164,6 +176,41 @@ class RunResult:
         """What the run counted (``Ledger.counts``): sessions, trees, trajectories, units, ..."""
         return self.ledger.counts
 
+    def manifest(
+        self,
+        options: ExportOptions,
+        how: RunOptions,
+        version: str,
+        redactor: Redactor,
+        tables: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """What ``manifest.json`` holds of the run (its ``inputs`` streamed from the spool)."""
+        counts = dict(sorted(self.counts.items()))
+        return {
+            "trajset_version": version,
+            "options": {
+                "prefer": options.policy_labels(),
+                "store_kind": options.store_kind,
+                "redact": options.redact,
+                "where": options.where,
+                "license": options.license,
+                "reader_options": dict(options.reader_options),
+                "homes": len(options.homes),  # how many --home paths (the paths name their users)
+                "max_media_bytes": options.max_media_bytes,
+            },
+            "inputs": self.inputs,
+            "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},
+            "errors": len(self.errors),
+            "skipped": [
+                {"path": redactor.plain_text(path), "reason": reason}
+                for path, reason in self.skipped[:SKIPS_LISTED]
+            ],
+            "redaction": redaction_report(options, self.ledger),
+            "settings": how.settings.to_json(),
+            "stages": {k: v.to_json() for k, v in self.stats.stages.items()},
+            "tables": tables or {},
+        }
+
     def add(self, r: UnitResult) -> None:
         """Keep what the manifest, ``errors.parquet`` and the summary need of a unit's result."""
         self.stats.merge(r.stats)
@@ -171,3 +218,16 @@ class RunResult:
         self.errors.extend(r.errors)
         self.bytes_read += r.bytes_read
         self.inputs.add(r)
+
+
+def redaction_report(options: ExportOptions, ledger: Ledger) -> dict[str, Any]:
+    """Findings per rule in the trees and placeholders per rule in every output; never plaintext."""
+    counts = ledger.counts
+    return {
+        "rules": options.rule_names(),
+        "findings": ledger.findings(),
+        "outputs": ledger.placeholders(),
+        "entries_changed": counts.get("redacted_entries", 0),
+        "hashed_context_entries_changed": counts.get("redacted_hashed_context_entries", 0),
+        "note": "request hashes of responses whose context was redacted no longer verify; this is expected",
+    }

@@ -13,13 +13,13 @@ from functools import cached_property
 
 from trajset.schemas.records import ErrorRow
 
+from ..outputs.markers import part_path
 from ..stores import Unit, fingerprint, recording_reads
 from ..tables import TABLES
 from ..tuning import fewer_collections, small_pages
-from .batches import Batch
+from .batches import Batch, batch_key
 from .chain import run_chain
 from .context import RunContext, Runtime, UnitScope, make_runtime
-from .markers import part_path
 from .parts import redact_errors, write_parts
 from .results import BatchResult, UnitResult
 from .write import Rows, TableRows, no_rows
@@ -90,9 +90,10 @@ class BatchParts:
     def discard_unit(self) -> None:
         """Remove the parts the current unit spilled (it failed)."""
         first = len(self.out.parts) if self.unit_first is None else self.unit_first
+        key = batch_key(self.out.batch)
         for seq, facts in enumerate(self.out.parts[first:], first):
             for name in facts:
-                part_path(self.ctx.out, self.out.batch, seq, name).unlink(missing_ok=True)
+                part_path(self.ctx.out, key, seq, name).unlink(missing_ok=True)
         del self.out.parts[first:]
         del self.out.audit[first:]
         self.unit_first = None

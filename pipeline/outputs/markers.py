@@ -1,8 +1,9 @@
 """Per-batch parts and completion markers under ``DIR/.trajset/`` (what ``--mode resume`` uses).
 
 A batch's share of every table is one or more Arrow IPC parts; a finished
-batch leaves a marker holding its units' results, named by ``batch_key`` (the
-input paths themselves are not stored: they may hold a home path).  ``options.json``
+batch leaves a marker holding its result as JSON (``BatchResult.to_json``),
+both named by the batch's key (a hash of its units' labels: the input paths
+themselves are not stored, they may hold a home path).  ``options.json``
 records the options a folder was started with, so a resume cannot mix them.
 """
 
@@ -14,39 +15,35 @@ import os
 import shutil
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from ..errors import UsageError
 from ..options import ExportOptions
-from ..outputs.files import atomic_write
-from .batches import Batch, batch_key
-from .results import BatchResult
+from .files import atomic_write
 
 STATE = ".trajset"
 
 
-def part_path(out: Path, batch: Batch, seq: int, table: str) -> Path:
-    return out / STATE / "parts" / table / f"{batch_key(batch)}-{seq:04d}.arrow"
+def part_path(out: Path, key: str, seq: int, table: str) -> Path:
+    """Part ``seq`` of table ``table`` of the batch named ``key``."""
+    return out / STATE / "parts" / table / f"{key}-{seq:04d}.arrow"
 
 
-def marker_path(out: Path, batch: Batch) -> Path:
-    return out / STATE / "units" / (batch_key(batch) + ".json")
+def marker_path(out: Path, key: str) -> Path:
+    return out / STATE / "units" / (key + ".json")
 
 
-def read_marker(out: Path, batch: Batch) -> BatchResult | None:
-    """The batch's finished result; None without a marker or with one from an older layout."""
-    path = marker_path(out, batch)
+def read_marker(out: Path, key: str) -> dict[str, Any] | None:
+    """The marker of the batch named ``key``, as JSON; None without one."""
+    path = marker_path(out, key)
     if not path.exists():
         return None
     data = json.loads(path.read_text())
-    if not isinstance(data, dict) or "units" not in data or len(data["units"]) != len(batch):
-        return None
-    if "audit" not in data or not all(isinstance(u, dict) and "ledger" in u for u in data["units"]):
-        return None  # written before batches kept a ledger and an audit: run again
-    return BatchResult.from_json(batch, data)
+    return data if isinstance(data, dict) else None
 
 
-def write_marker(out: Path, result: BatchResult) -> None:
-    atomic_write(marker_path(out, result.batch), json.dumps(result.to_json()).encode())
+def write_marker(out: Path, key: str, data: dict[str, Any]) -> None:
+    atomic_write(marker_path(out, key), json.dumps(data).encode())
 
 
 def drop_state(out: Path) -> None:

@@ -1,0 +1,21 @@
+"""``DIR/manifest.json``: version, options, input fingerprints, counts, redaction report, stage
+stats (what goes in is the run's: ``RunResult.manifest``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .files import atomic_path
+
+JSON = Any
+
+
+def write_manifest(out: Path, manifest: dict[str, JSON]) -> dict[str, JSON]:
+    """``manifest.json``, written atomically; its ``inputs`` may be an iterable the dump
+    streams (a run's spooled input log)."""
+    with atomic_path(out / "manifest.json") as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
+    return manifest
