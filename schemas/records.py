@@ -135,6 +135,9 @@ class ExportedTrajectory:
     document: dict[str, JSON]
     media: dict[str, bytes]
     messages: list[Anchored]
+    #: a preferred path's context windows before its last compaction, as the model saw each
+    #: (the ``sft`` table's earlier rows; the trajectory's own messages are its last window)
+    windows: list[ForkPrompt] = field(default_factory=list)
 
 
 @dataclass

@@ -63,6 +63,19 @@ TRAJECTORIES = pa.schema(
     ]
 )
 
+SFT = pa.schema(
+    [
+        pa.field("session_id", pa.string(), nullable=False),
+        pa.field("leaf_id", pa.string(), nullable=False),
+        pa.field("window", pa.int32(), nullable=False),
+        pa.field("messages", MESSAGES),
+        pa.field("tools", pa.string()),
+        pa.field("tools_source", pa.string()),
+        pa.field("n_messages", pa.int32()),
+        pa.field("n_trainable", pa.int32()),
+    ]
+)
+
 STEPS = pa.schema(
     [
         pa.field("session_id", pa.string(), nullable=False),

@@ -31,6 +31,7 @@ from trajset.pipeline.run.context import RunContext
 from trajset.pipeline.run.driver import default_workers
 from trajset.pipeline.run.worker import BatchJob
 from trajset.pipeline.stores import SessionIndex, Unit
+from trajset.pipeline.tables import CONFIGS
 from trajset.pipeline.tuning import fewer_collections
 
 from .test_reliability import _data
@@ -247,7 +248,9 @@ def test_progress_reports_the_units_then_the_shards(
     shards = [s for s in seen if s[0] == "shards"]
     assert seen == units + shards
     assert units[-1] == ("units", 6, 6) and [d for _, d, _ in units] == list(range(1, 7))
-    assert shards == [("shards", i, 4) for i in range(1, 5)]  # one per table
+    assert shards == [
+        ("shards", i, len(CONFIGS)) for i in range(1, len(CONFIGS) + 1)
+    ]  # one per table
 
 
 def test_the_progress_bar_names_its_stage() -> None:

@@ -106,22 +106,34 @@ USAGE = """## Usage
 ```python
 from datasets import load_dataset
 
-sft = load_dataset("PATH_OR_REPO", "trajectories", split="train")
+sft = load_dataset("PATH_OR_REPO", "sft", split="train")              # the training view
+paths = load_dataset("PATH_OR_REPO", "trajectories", split="train")   # every path, for analysis
 pairs = load_dataset("PATH_OR_REPO", "preferences", split="train")
-good = sft.filter(lambda r: r["outcome_pass"])
+good = paths.filter(lambda r: r["outcome_pass"])
 ```
+
+`sft` holds the preferred paths only, one row per context window (a compaction starts a new
+window, so no row is longer than what the model saw). In each row `trainable` is true exactly
+on the model's own answers in that window; the copied context (a summary and the kept tail)
+and harness-injected turns are there as context with `trainable: false`. Every answer is
+trainable in exactly one row. `trajectories` keeps every root-to-leaf path whole, abandoned
+branches included: training on it trains shared prefixes once per branch.
 
 With TRL (tools are JSON text, which TRL parses):
 
 ```python
 from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer
 
-sft = sft.select_columns(["messages", "tools"])
-trainer = SFTTrainer(model=MODEL, train_dataset=sft, args=SFTConfig(assistant_only_loss=True))
+trainer = SFTTrainer(model=MODEL, train_dataset=sft.select_columns(["messages", "tools"]),
+                     args=SFTConfig(assistant_only_loss=True))
 pairs = pairs.filter(lambda r: r["granularity"] == "turn" and r["kind"] == "response")
 trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected"]),
                      args=DPOConfig())
 ```
+
+TRL's `assistant_only_loss` needs a chat template with generation tags and masks every
+assistant turn: it does not read `trainable`, so it also trains on copied answers. To honour
+the flags, mask from `trainable` yourself (or use a tokenized export).
 """
 
 

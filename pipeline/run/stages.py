@@ -38,6 +38,7 @@ from ..outputs.documents import prepare_document
 from ..stores import Unit, linked_sessions, load_unit
 from ..tables import where as where_filter
 from ..tables.messages import document_messages, fork_prompt
+from ..tables.sft import earlier_windows
 from ..tables.trajectories import scalars
 from ..tree import TreeIndex, decide, outcome_records, trajectories
 from .context import Runtime, UnitScope
@@ -178,7 +179,10 @@ def _export_one(
     scope.ledger.redacted("atif", rt.redactor.document(doc))
     name, doc, media, omitted = prepare_document(doc, t.main, rt.max_media_bytes)
     messages = document_messages(doc, t.context.settings.instructions)
-    return ExportedTrajectory(t, name, doc, media, messages), omitted
+    windows = earlier_windows(t, rt.max_media_bytes)
+    for w in windows:  # written beside the document (media are named by their content)
+        media = {**media, **w.media}
+    return ExportedTrajectory(t, name, doc, media, messages, windows), omitted
 
 
 def export(scope: UnitScope, items: Iterable[SessionTrajectories]) -> Iterator[SessionExport]:

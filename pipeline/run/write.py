@@ -87,7 +87,12 @@ def _released(et: ExportedTrajectory, sides: PairSides) -> ExportedTrajectory:
     context = replace(t.context, items=[], entries=[], item_entries=[])
     messages = sides.messages(t.leaf_id, et.messages)
     return replace(
-        et, trajectory=replace(t, context=context), document={}, media={}, messages=messages
+        et,
+        trajectory=replace(t, context=context),
+        document={},
+        media={},
+        messages=messages,
+        windows=[],
     )
 
 

@@ -12,11 +12,12 @@ import pyarrow as pa
 
 from trajset.schemas.tables import ERRORS
 
-from . import outcomes, preferences, steps, trajectories
+from . import outcomes, preferences, sft, steps, trajectories
 from .base import Row, Table
 
 TABLES: dict[str, Table] = {
-    t.name: t for t in (trajectories.TABLE, steps.TABLE, outcomes.TABLE, preferences.TABLE)
+    t.name: t
+    for t in (trajectories.TABLE, sft.TABLE, steps.TABLE, outcomes.TABLE, preferences.TABLE)
 }
 #: the dataset configs, in card order
 CONFIGS = tuple(TABLES)

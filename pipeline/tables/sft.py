@@ -1,0 +1,81 @@
+"""``sft``: the training view, one row per context window of each preferred path.
+
+A path that crosses compactions was seen by the model as several contexts: the
+history up to the first compaction, then each compaction's summary with its kept
+tail and what followed, up to the next one.  Each is a row (``window`` 0, 1, ...;
+the trajectory's own messages are the last), so no row is longer than a context
+the model saw and every answer is trainable in exactly one row: the window it was
+given in (copied context, the summary and the kept tail, is there with
+``trainable: false``).  ``session_id`` and ``leaf_id`` point back to
+``trajectories``, which keeps every path whole for analysis.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from trajset.schemas.entries import CompactionEntry
+from trajset.schemas.records import ExportedTrajectory, ForkPrompt, SessionExport, Trajectory
+from trajset.schemas.tables import SFT
+
+from .base import Row, Table
+from .messages import fork_prompt, function_tools
+
+
+def compaction_parents(t: Trajectory) -> Iterator[str]:
+    """The entry before each compaction on the trajectory's path, root first: where each
+    earlier window ends."""
+    for e in t.session.path(t.leaf_id):
+        if isinstance(e.body, CompactionEntry) and e.parent:
+            yield e.parent
+
+
+def earlier_windows(t: Trajectory, max_media_bytes: int | None = None) -> list[ForkPrompt]:
+    """The windows before the trajectory's last compaction (none for a path without one, or
+    for one that is not preferred: only preferred paths are trained on); a window whose
+    context does not build is left out (its leaf's own error says why)."""
+    if not t.is_preferred:
+        return []
+    out = []
+    for parent in compaction_parents(t):
+        window = fork_prompt(t.session, parent, max_media_bytes)
+        if window is not None:
+            out.append(window)
+    return out
+
+
+def _row(t: Trajectory, window: int, messages: list[dict[str, object]], tools: str) -> Row:
+    return {
+        "session_id": t.session.id,
+        "leaf_id": t.leaf_id,
+        "window": window,
+        "messages": messages,
+        "tools": tools,
+        "tools_source": "recorded",
+        "n_messages": len(messages),
+        "n_trainable": sum(bool(m.get("trainable")) for m in messages),
+    }
+
+
+def trajectory_rows(et: ExportedTrajectory) -> list[Row]:
+    t = et.trajectory
+    rows = [_row(t, i, w.messages, w.tools) for i, w in enumerate(et.windows)]
+    last = [m for m, _ in et.messages]
+    rows.append(_row(t, len(et.windows), last, function_tools(t.context.settings)))
+    return rows
+
+
+def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
+    out = [r for et in export.kept if et.trajectory.is_preferred for r in trajectory_rows(et)]
+    stats["sft_rows"] += len(out)
+    return out
+
+
+TABLE = Table(
+    "sft",
+    SFT,
+    "the training view: one row per context window of each preferred path (a compaction starts "
+    "a new window); `trainable` marks the model's own answers in that window",
+    rows,
+)

@@ -1,0 +1,89 @@
+"""The ``sft`` config: preferred paths only, one row per context window, every answer
+trainable in exactly one row."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
+
+from .conftest import UPSTREAM
+
+CC = UPSTREAM / "claude-code"
+
+
+def _rows(out: Path, table: str) -> list[dict[str, Any]]:
+    return pq.read_table(out / "data" / table).to_pylist()
+
+
+@pytest.fixture(scope="module")
+def claude(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sft") / "claude"
+    run_export([CC], out, ExportOptions(redact=False), RunOptions(workers=1))
+    return out
+
+
+def _tool_uses(folder: Path) -> set[str]:
+    ids = set()
+    for f in folder.rglob("*.jsonl"):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line) if line.strip() else {}
+            if r.get("type") == "assistant":
+                for b in (r.get("message") or {}).get("content") or []:
+                    if isinstance(b, dict) and b.get("type") == "tool_use":
+                        ids.add(b["id"])
+    return ids
+
+
+def test_every_tool_call_is_trainable_in_exactly_one_row(claude: Path) -> None:
+    trainable: Counter[str] = Counter()
+    for row in _rows(claude, "sft"):
+        for m in row["messages"]:
+            if m["role"] == "assistant" and m["trainable"]:
+                trainable.update(c["id"] for c in m["tool_calls"] or [])
+    source = _tool_uses(CC)
+    assert source and {i: trainable[i] for i in source} == dict.fromkeys(source, 1)
+
+
+def test_a_compacted_session_is_one_row_per_window(claude: Path) -> None:
+    """The real compacted session: its history up to the compaction, then summary, kept tail
+    and what followed; the answers of the first window are trainable there, copied after."""
+    rows = [r for r in _rows(claude, "sft") if r["session_id"].startswith("624a4a58")]
+    assert [r["window"] for r in rows] == [0, 1]
+    whole = next(
+        t for t in _rows(claude, "trajectories") if t["session_id"] == rows[0]["session_id"]
+    )
+    assert rows[1]["messages"] == whole["messages"]  # the last window is the trajectory
+    first = [m for m in rows[0]["messages"] if m["role"] == "assistant"]
+    assert first and all(m["trainable"] for m in first)
+    assert len(rows[0]["messages"]) < len(whole["messages"])
+    answered_before = [{**m, "trainable": False} for m in first]
+    again = [m for m in rows[1]["messages"] if m["role"] == "assistant" and m["trainable"]]
+    assert again and not [m for m in again if {**m, "trainable": False} in answered_before]
+
+
+def test_only_preferred_paths_and_their_windows(tmp_path: Path) -> None:
+    out = tmp_path / "sample"
+    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
+    paths = _rows(out, "trajectories")
+    preferred = {(t["session_id"], t["leaf_id"]) for t in paths if t["is_preferred"]}
+    rows = _rows(out, "sft")
+    assert {(r["session_id"], r["leaf_id"]) for r in rows} == preferred
+    windows = Counter((r["session_id"], r["leaf_id"]) for r in rows)
+    assert max(windows.values()) == 2  # the sample's compacted session
+    for r in rows:
+        assert r["n_trainable"] == sum(m["trainable"] for m in r["messages"])
+        assert r["tools_source"] == "recorded" and json.loads(r["tools"]) is not None
+
+
+def test_where_keeps_the_windows_of_the_paths_it_keeps(tmp_path: Path) -> None:
+    out = tmp_path / "filtered"
+    run_export([sample_store()], out, ExportOptions(where="n_steps > 3"), RunOptions(workers=1))
+    kept = {(t["session_id"], t["leaf_id"]) for t in _rows(out, "trajectories")}
+    assert kept and {(r["session_id"], r["leaf_id"]) for r in _rows(out, "sft")} <= kept
