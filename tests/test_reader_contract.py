@@ -323,4 +323,3 @@ def test_a_toy_store_exports_through_the_command_line_kind(
     store = _toy(tmp_path / "toy")
     run = run_export([store], tmp_path / "out", ExportOptions(store_kind="toy"), RunOptions())
     assert run.counts["sessions_exported"] == 3 and not run.errors
-    assert isinstance(Unit, type)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,29 @@ def test_counts_that_do_not_add_up_are_an_internal_error_exit_1() -> None:
     assert exit_code(caught.value) == 1
     ledger.session_failed()
     ledger.check()
+
+
+def test_a_session_files_fingerprint_is_of_the_bytes_its_reader_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No second read of a single-file unit for its fingerprint (``file_fingerprint`` is not
+    called), and the manifest's fingerprints are those of the files."""
+    import hashlib
+    import json
+
+    from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
+    from trajset.pipeline.stores import base
+
+    store = tmp_path / "store"
+    shutil.copytree(sample_store(), store)
+    again: list[tuple[str, ...]] = []
+    read_again = base.file_fingerprint
+    monkeypatch.setattr(base, "file_fingerprint", lambda p: again.append(p) or read_again(p))
+    out = tmp_path / "out"
+    run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    assert not again
+    files = sorted(store.rglob("*.jsonl"))
+    inputs = json.loads((out / "manifest.json").read_text())["inputs"]
+    assert {i["sha256"] for i in inputs} == {
+        "sha256:" + hashlib.sha256(f.read_bytes()).hexdigest() for f in files
+    }
