@@ -75,8 +75,12 @@ EXPORT_KEYS: dict[str, type] = {
     "reader_option": list,
     "home": list,
     "max_media_bytes": int,
+    "dedup": str,
 }
 
+
+#: ``--dedup`` modes
+DEDUP_MODES = ("exact", "off")
 
 TYPE_NAMES = {list: "an array", str: "a string", int: "an integer", bool: "true or false"}
 
@@ -96,6 +100,7 @@ class ExportOptions:
     reader_options: tuple[tuple[str, str], ...] = ()  # NAME=VALUE for the store reader
     homes: tuple[str, ...] = ()  # home folders beyond /home/*, /Users/*, C:\\Users\\* (--home)
     max_media_bytes: int | None = None  # larger media stay references, not files
+    dedup: str = "exact"  # sft rows held twice: exact (duplicates and prefixes) | off
 
     def policies(self) -> list[Policy]:
         return [parse_policy(p) for p in self.prefer]
@@ -261,6 +266,9 @@ def resolve(
     workers = default_workers if workers is None else workers
     if workers < 1:
         raise UsageError("--workers must be at least 1")
+    dedup = _pick(flags.get("dedup"), conf, "dedup", "exact")
+    if dedup not in DEDUP_MODES:
+        raise UsageError(f"--dedup {dedup!r}: valid: {', '.join(DEDUP_MODES)}")
     max_media_bytes = _pick(flags.get("max_media_bytes"), conf, "max_media_bytes", None)
     if max_media_bytes is not None and max_media_bytes < 0:
         raise UsageError("--max-media-bytes must be 0 or more")
@@ -276,6 +284,7 @@ def resolve(
         reader_options=reader_options(_pick(flags.get("reader_option"), conf, "reader_option", [])),
         homes=tuple(_pick(flags.get("home"), conf, "home", None) or ()),
         max_media_bytes=max_media_bytes,
+        dedup=dedup,
     )
     options.policies()  # fail early on a bad --prefer
     run = RunOptions(

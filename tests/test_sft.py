@@ -87,3 +87,59 @@ def test_where_keeps_the_windows_of_the_paths_it_keeps(tmp_path: Path) -> None:
     run_export([sample_store()], out, ExportOptions(where="n_steps > 3"), RunOptions(workers=1))
     kept = {(t["session_id"], t["leaf_id"]) for t in _rows(out, "trajectories")}
     assert kept and {(r["session_id"], r["leaf_id"]) for r in _rows(out, "sft")} <= kept
+
+
+def _conversation(session_id: str, turns: int) -> str:
+    from .builder import SessionBuilder
+
+    b = SessionBuilder(session_id, hashes=False)
+    for i in range(turns):
+        b.user(f"step {i}: what comes after {i}?")
+        b.respond(text=f"{i + 1} comes after {i}.", usage=(5, 3, 0))
+    return b.text()
+
+
+def _dedup_store(root: Path) -> Path:
+    """One conversation, the same copied under another id, and a copy continued two turns."""
+    root.mkdir()
+    (root / "a.jsonl").write_text(_conversation("0199a1b2-0000-7000-8000-0000000000a1", 3))
+    (root / "b.jsonl").write_text(_conversation("0199a1b2-0000-7000-8000-0000000000b2", 3))
+    (root / "c.jsonl").write_text(_conversation("0199a1b2-0000-7000-8000-0000000000c3", 5))
+    (root / "d.jsonl").write_text(_conversation("0199a1b2-0000-7000-8000-0000000000d4", 2))
+    return root
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_copied_history_appears_once_in_sft(tmp_path: Path, workers: int) -> None:
+    """a and b are the same conversation, c continues it, d is its first two turns: only c's
+    row remains, and every answer of the four is trainable in it exactly once."""
+    store = _dedup_store(tmp_path / "store")
+    out = tmp_path / "out"
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=workers))
+    rows = _rows(out, "sft")
+    assert [r["session_id"][-2:] for r in rows] == ["c3"]
+    answers = Counter(
+        m["content"] for m in rows[0]["messages"] if m["role"] == "assistant" and m["trainable"]
+    )
+    assert answers == Counter(f"{i + 1} comes after {i}." for i in range(5))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["dedup"]["dropped"] == 3 == run.counts["sft_rows_dropped_duplicate"]
+    held = {
+        (d["session_id"][-2:], d["duplicate_of"]["session_id"][-2:])
+        for d in manifest["dedup"]["rows"]
+    }
+    assert held == {("a1", "c3"), ("b2", "c3"), ("d4", "c3")}
+    assert len(_rows(out, "trajectories")) == 4  # every path stays for analysis
+    kept = run_export([store], tmp_path / "off", ExportOptions(dedup="off"), RunOptions(workers=1))
+    assert (
+        len(_rows(tmp_path / "off", "sft")) == 4 and kept.counts["sft_rows_dropped_duplicate"] == 0
+    )
+
+
+def test_an_unknown_dedup_mode_is_a_usage_error(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from trajset.pipeline.cli import app
+
+    result = CliRunner().invoke(app, ["export", "--out", str(tmp_path / "o"), "--dedup", "fuzzy"])
+    assert result.exit_code == 2 and "valid: exact, off" in result.output

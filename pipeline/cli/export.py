@@ -152,6 +152,14 @@ def export(
         list[str] | None,
         typer.Option(help="A home folder outside /home, /Users, C:\\Users to replace by ~."),
     ] = None,
+    dedup: Annotated[
+        str | None,
+        typer.Option(
+            help="sft rows a store holds twice (a copied session, or one copied and continued): "
+            "exact leaves out equal rows and rows that are a prefix of another session's row "
+            "(listed in the manifest with duplicate_of); off keeps every row. Default: exact."
+        ),
+    ] = None,
     max_media_bytes: Annotated[
         int | None,
         typer.Option(
@@ -168,7 +176,7 @@ def export(
         "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
         "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
         "workers": workers, "executor": executor, "ray_address": ray_address, "keep_state": keep_state, "mode": mode, "reader_option": reader_option, "home": home,
-        "max_media_bytes": max_media_bytes,
+        "max_media_bytes": max_media_bytes, "dedup": dedup,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
     chosen = all_local_stores(stores, store_kind, quiet) if all_local else stores_or_sample(stores)

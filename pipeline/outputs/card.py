@@ -95,6 +95,8 @@ STAT_KEYS = (
     "forks",
     "trajectories",
     "trajectories_filtered_out",
+    "sft_rows",
+    "sft_rows_dropped_duplicate",
     "steps",
     "outcomes",
     "pairs",

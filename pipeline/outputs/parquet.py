@@ -117,8 +117,13 @@ class _RowGroups:
     is written, so a pending group costs no memory.
     """
 
-    def __init__(self, writer: pq.ParquetWriter, cap: int) -> None:
-        self.writer, self.cap = writer, cap
+    def __init__(
+        self,
+        writer: pq.ParquetWriter,
+        cap: int,
+        drop: frozenset[tuple[str, str, int]] = frozenset(),
+    ) -> None:
+        self.writer, self.cap, self.drop = writer, cap, drop
         self.pending: list[tuple[Source, int, int]] = []  # (source, first row, rows)
         self.size = 0
         self.written = False
@@ -149,10 +154,17 @@ class _RowGroups:
                 last, table = source, _load(source)
             pieces.append(table.slice(start, n))
         group = pa.concat_tables(pieces).combine_chunks()
+        if self.drop:
+            group = group.filter(pa.array([k not in self.drop for k in _keys(group)]))
         if not group.schema.equals(self.writer.schema, check_metadata=True):
             group = group.cast(self.writer.schema)  # an equal schema's cast still copies
         self.writer.write_table(group, row_group_size=max(1, group.num_rows))
         self.pending, self.size, self.written = [], 0, True
+
+
+def _keys(table: pa.Table) -> list[tuple[str, str, int]]:
+    cols = [table.column(c).to_pylist() for c in ("session_id", "leaf_id", "window")]
+    return list(zip(*cols, strict=True))
 
 
 def write_single(path: Path, table: pa.Table, row_group_bytes: int) -> None:
@@ -180,6 +192,8 @@ class ShardTask:
     path: Path
     parts: tuple[PartRef, ...]
     row_group_bytes: int
+    #: (session_id, leaf_id, window) of rows to leave out (``sft`` rows held twice)
+    drop: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def nbytes(self) -> int:
@@ -198,7 +212,7 @@ def write_shard(task: ShardTask) -> dict[str, int | str]:
         with pq.ParquetWriter(
             pa.PythonFile(sink, mode="w"), schema, metadata_collector=footer, **WRITE_OPTIONS
         ) as writer:
-            groups = _RowGroups(writer, task.row_group_bytes)
+            groups = _RowGroups(writer, task.row_group_bytes, frozenset(task.drop))
             for part, rows, nbytes in task.parts:
                 groups.add(part, rows, nbytes)
             groups.flush()

@@ -38,6 +38,7 @@ from ..outputs.parquet import to_table, write_shard, write_single
 from ..stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
 from ..tables.where import compile_where
 from ..tuning import fewer_collections, small_pages
+from . import dedup
 from .batches import Batch, batch_key, batches
 from .context import RunContext
 from .parts import Assembly
@@ -193,7 +194,11 @@ def run_export(
                 target, result, assembly, shard_executor, progress, run.settings
             )
         result.ledger.check()  # every session read was exported or failed
-        manifest = write_manifest(target, result.manifest(options, run, version, redactor, facts))
+        result.ledger.add("sft_rows_dropped_duplicate", len(assembly.dropped))
+        content = result.manifest(
+            options, run, version, redactor, facts, dedup=dedup.report(assembly.dropped)
+        )
+        manifest = write_manifest(target, content)
         inputs.path.unlink(missing_ok=True)  # in the manifest now
         atomic_write(target / "README.md", card(manifest, options.license).encode())
         if not run.keep_state:

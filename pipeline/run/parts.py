@@ -5,6 +5,7 @@ as results arrive (the workers write them, ``parquet.write_shard``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from ..outputs.parquet import ShardPlan, ShardTask, to_table, write_part
 from ..outputs.tables_info import table_facts
 from ..tables import CONFIGS, TABLES, Row
 from .batches import Batch, batch_key
+from .dedup import Digest, RowKey, decide, row_digest
 from .results import BatchResult, PartAudit, PartFacts, UnitResult
 
 JSON = Any
@@ -39,12 +41,14 @@ def redact_errors(r: Redactor, result: UnitResult) -> None:
 
 
 def write_parts(
-    out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]], audit: bool
-) -> tuple[PartFacts, PartAudit]:
-    """Part ``seq`` of the batch: a file per table it holds rows of; returns their facts and,
-    with ``audit``, the placeholders per rule in each (counted in the table written)."""
+    out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]], audit: bool, dedup: bool
+) -> tuple[PartFacts, PartAudit, list[Digest]]:
+    """Part ``seq`` of the batch: a file per table it holds rows of; returns their facts,
+    with ``audit`` the placeholders per rule in each (counted in the table written), and
+    with ``dedup`` the digest of each ``sft`` row."""
     facts: PartFacts = {}
     found: PartAudit = {}
+    digests = [row_digest(r) for r in rows.get("sft", [])] if dedup else []
     for name in TABLES:
         path = part_path(out, batch_key(batch), seq, name)
         if rows[name]:
@@ -54,7 +58,7 @@ def write_parts(
                 found[name] = dict(sorted(counts.items()))
         else:  # no part for no rows (most batches have no outcomes); a stale one must not stay
             path.unlink(missing_ok=True)
-    return facts, found
+    return facts, found, digests
 
 
 class Assembly:
@@ -65,16 +69,27 @@ class Assembly:
     def __init__(self, out: Path, settings: RunSettings) -> None:
         self.out = out
         self.plans = {name: ShardPlan(out, name, settings) for name in CONFIGS}
+        self.digests: list[Digest] = []  # every sft row's, in unit order
+        self.dropped: dict[RowKey, RowKey] = {}
 
     def add(self, result: BatchResult) -> None:
         for seq, facts in enumerate(result.parts):
             for name, (rows, nbytes) in facts.items():
                 path = part_path(self.out, batch_key(result.batch), seq, name)
                 self.plans[name].add(path, rows, nbytes)
+        for part in result.digests:
+            self.digests.extend(part)
 
     def tasks(self) -> list[ShardTask]:
-        """Every shard to write, largest first (so the workers finish together)."""
-        tasks = [task for plan in self.plans.values() for task in plan.tasks()]
+        """Every shard to write, largest first (so the workers finish together); the ``sft``
+        rows held twice (``dedup.decide``) are left out of theirs."""
+        self.dropped = decide(self.digests)
+        drop = tuple(sorted(self.dropped))
+        tasks = [
+            replace(task, drop=drop) if task.table == "sft" and drop else task
+            for plan in self.plans.values()
+            for task in plan.tasks()
+        ]
         return sorted(tasks, key=lambda t: t.nbytes, reverse=True)
 
     def facts(self, tasks: list[ShardTask], written: list[dict[str, Any]]) -> dict[str, JSON]:

@@ -16,6 +16,7 @@ from trajset.schemas.records import ErrorRow
 from ..options import ExportOptions, RunOptions
 from ..stores import SKIPS_LISTED, Unit
 from .batches import Batch
+from .dedup import Digest
 from .ledger import Ledger
 from .stats import Stats
 
@@ -76,6 +77,8 @@ class BatchResult:
     parts: list[PartFacts] = field(default_factory=list)
     #: each part's redaction audit, in the order of ``parts``
     audit: list[PartAudit] = field(default_factory=list)
+    #: each part's ``sft`` row digests (``dedup.row_digest``; none with ``--dedup off``)
+    digests: list[list[Digest]] = field(default_factory=list)
     #: the process that ran the batch (its marker says so; no data file does)
     worker: int = field(default_factory=os.getpid)
 
@@ -84,6 +87,7 @@ class BatchResult:
             "units": [r.to_json() for r in self.units],
             "parts": self.parts,
             "audit": self.audit,
+            "digests": self.digests,
             "worker": self.worker,
         }
 
@@ -93,7 +97,7 @@ class BatchResult:
         layout (written before batches kept a ledger and an audit: the batch runs again)."""
         if d is None or not isinstance(d.get("units"), list) or len(d["units"]) != len(batch):
             return None
-        if "audit" not in d or not all(isinstance(u, dict) and "ledger" in u for u in d["units"]):
+        if "digests" not in d or not all(isinstance(u, dict) and "ledger" in u for u in d["units"]):
             return None
         return cls.from_json(batch, d)
 
@@ -101,7 +105,7 @@ class BatchResult:
     def from_json(cls, batch: Batch, d: dict[str, Any]) -> BatchResult:
         units = [UnitResult.from_json(u, r) for u, r in zip(batch, d["units"], strict=True)]
         parts = [{k: (v[0], v[1]) for k, v in p.items()} for p in d["parts"]]
-        return cls(batch, units, parts, d["audit"], d.get("worker", 0))
+        return cls(batch, units, parts, d["audit"], d["digests"], d.get("worker", 0))
 
     def placeholders(self) -> Iterator[tuple[str, dict[str, int]]]:
         """(table, placeholders per rule) of every part."""
@@ -183,6 +187,7 @@ class RunResult:
         version: str,
         redactor: Redactor,
         tables: dict[str, Any] | None = None,
+        dedup: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """What ``manifest.json`` holds of the run (its ``inputs`` streamed from the spool)."""
         counts = dict(sorted(self.counts.items()))
@@ -197,6 +202,7 @@ class RunResult:
                 "reader_options": dict(options.reader_options),
                 "homes": len(options.homes),  # how many --home paths (the paths name their users)
                 "max_media_bytes": options.max_media_bytes,
+                "dedup": options.dedup,
             },
             "inputs": self.inputs,
             "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},
@@ -206,6 +212,7 @@ class RunResult:
                 for path, reason in self.skipped[:SKIPS_LISTED]
             ],
             "redaction": redaction_report(options, self.ledger),
+            "dedup": dedup or {"dropped": 0, "rows": []},
             "settings": how.settings.to_json(),
             "stages": {k: v.to_json() for k, v in self.stats.stages.items()},
             "tables": tables or {},

@@ -75,9 +75,13 @@ class BatchParts:
     def _write(self) -> None:
         if any(self.rows.values()):
             seq = len(self.out.parts)
-            facts, found = write_parts(self.ctx.out, self.out.batch, seq, self.rows, self.audit)
+            dedup = self.ctx.options.dedup != "off"
+            facts, found, digests = write_parts(
+                self.ctx.out, self.out.batch, seq, self.rows, self.audit, dedup
+            )
             self.out.parts.append(facts)
             self.out.audit.append(found)
+            self.out.digests.append(digests)
         self.rows, self.pending = no_rows(), 0
 
     def spill(self, rows: Rows) -> None:
@@ -96,6 +100,7 @@ class BatchParts:
                 part_path(self.ctx.out, key, seq, name).unlink(missing_ok=True)
         del self.out.parts[first:]
         del self.out.audit[first:]
+        del self.out.digests[first:]
         self.unit_first = None
 
     def add(self, result: UnitResult, rows: Rows, last: bool) -> None:
