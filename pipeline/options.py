@@ -76,13 +76,20 @@ EXPORT_KEYS: dict[str, type] = {
     "home": list,
     "max_media_bytes": int,
     "dedup": str,
+    "dedup_threshold": float,
 }
 
 
 #: ``--dedup`` modes
-DEDUP_MODES = ("exact", "off")
+DEDUP_MODES = ("exact", "near", "off")
 
-TYPE_NAMES = {list: "an array", str: "a string", int: "an integer", bool: "true or false"}
+TYPE_NAMES = {
+    list: "an array",
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+}
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,8 @@ class ExportOptions:
     reader_options: tuple[tuple[str, str], ...] = ()  # NAME=VALUE for the store reader
     homes: tuple[str, ...] = ()  # home folders beyond /home/*, /Users/*, C:\\Users\\* (--home)
     max_media_bytes: int | None = None  # larger media stay references, not files
-    dedup: str = "exact"  # sft rows held twice: exact (duplicates and prefixes) | off
+    dedup: str = "exact"  # sft rows held twice: exact (duplicates and prefixes) | near | off
+    dedup_threshold: float = 0.8  # with near: the estimated Jaccard similarity that holds a row
 
     def policies(self) -> list[Policy]:
         return [parse_policy(p) for p in self.prefer]
@@ -197,7 +205,10 @@ def load_config(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 f"--config {path}: unknown option export.{key}; valid: {', '.join(EXPORT_KEYS)}"
             )
         expected = EXPORT_KEYS[key]
-        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        number = expected is float and isinstance(value, int) and not isinstance(value, bool)
+        if not (isinstance(value, expected) or number) or (
+            expected is int and isinstance(value, bool)
+        ):
             raise UsageError(f"--config {path}: export.{key} must be {TYPE_NAMES[expected]}")
     if sorted(set(redact) - {"rules"}):
         raise UsageError(f"--config {path}: unknown option in [redact]; valid: redact.rules")
@@ -269,6 +280,9 @@ def resolve(
     dedup = _pick(flags.get("dedup"), conf, "dedup", "exact")
     if dedup not in DEDUP_MODES:
         raise UsageError(f"--dedup {dedup!r}: valid: {', '.join(DEDUP_MODES)}")
+    threshold = float(_pick(flags.get("dedup_threshold"), conf, "dedup_threshold", 0.8))
+    if not 0 < threshold <= 1:
+        raise UsageError(f"--dedup-threshold {threshold}: give a similarity above 0, at most 1")
     max_media_bytes = _pick(flags.get("max_media_bytes"), conf, "max_media_bytes", None)
     if max_media_bytes is not None and max_media_bytes < 0:
         raise UsageError("--max-media-bytes must be 0 or more")
@@ -285,6 +299,7 @@ def resolve(
         homes=tuple(_pick(flags.get("home"), conf, "home", None) or ()),
         max_media_bytes=max_media_bytes,
         dedup=dedup,
+        dedup_threshold=threshold,
     )
     options.policies()  # fail early on a bad --prefer
     run = RunOptions(

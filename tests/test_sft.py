@@ -142,4 +142,50 @@ def test_an_unknown_dedup_mode_is_a_usage_error(tmp_path: Path) -> None:
     from trajset.pipeline.cli import app
 
     result = CliRunner().invoke(app, ["export", "--out", str(tmp_path / "o"), "--dedup", "fuzzy"])
-    assert result.exit_code == 2 and "valid: exact, off" in result.output
+    assert result.exit_code == 2 and "valid: exact, near, off" in result.output
+
+
+def test_near_duplicates_differing_in_one_word_are_held_once(tmp_path: Path) -> None:
+    from .builder import SessionBuilder
+
+    text = (
+        "Open the parser module, find the function that splits a header line into its fields, "
+        "and make it accept a trailing comma after the last field without raising an error; "
+        "then add a test that feeds it three such lines and checks every field it returns."
+    )
+    store = tmp_path / "store"
+    store.mkdir()
+    for sid, word in (("0199a1b2-0000-7000-8000-0000000000e1", "three"),
+                      ("0199a1b2-0000-7000-8000-0000000000e2", "four")):  # fmt: skip
+        b = SessionBuilder(sid, hashes=False)
+        b.user(text.replace("three", word))
+        b.respond(text="Done: the parser accepts the comma and the test passes.", usage=(5, 3, 0))
+        (store / f"{sid[-2:]}.jsonl").write_text(b.text())
+    exact = tmp_path / "exact"
+    run_export([store], exact, ExportOptions(), RunOptions(workers=1))
+    assert len(_rows(exact, "sft")) == 2  # not equal: exact keeps both
+    near = tmp_path / "near"
+    run_export([store], near, ExportOptions(dedup="near"), RunOptions(workers=2))
+    assert [r["session_id"][-2:] for r in _rows(near, "sft")] == ["e1"]
+    rows = json.loads((near / "manifest.json").read_text())["dedup"]["rows"]
+    assert [(r["session_id"][-2:], r["duplicate_of"]["session_id"][-2:]) for r in rows] == [
+        ("e2", "e1")
+    ]
+    strict = tmp_path / "strict"
+    run_export(
+        [store], strict, ExportOptions(dedup="near", dedup_threshold=0.99), RunOptions(workers=1)
+    )
+    assert len(_rows(strict, "sft")) == 2  # one word in 50 is below 0.99
+
+
+def test_near_without_rensa_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from trajset.pipeline.errors import UsageError
+
+    monkeypatch.setitem(sys.modules, "rensa", None)  # an import of it fails, as if not installed
+    with pytest.raises(UsageError, match=r"pip install 'trajset\[near\]'"):
+        run_export([sample_store()], tmp_path / "o", ExportOptions(dedup="near"), RunOptions())
+    assert not (tmp_path / "o").exists()

@@ -157,8 +157,14 @@ def export(
         typer.Option(
             help="sft rows a store holds twice (a copied session, or one copied and continued): "
             "exact leaves out equal rows and rows that are a prefix of another session's row "
-            "(listed in the manifest with duplicate_of); off keeps every row. Default: exact."
+            "(listed in the manifest with duplicate_of); near also rows as similar as "
+            "--dedup-threshold to an earlier one (MinHash, pip install 'trajset[near]'); off "
+            "keeps every row. Default: exact."
         ),
+    ] = None,
+    dedup_threshold: Annotated[
+        float | None,
+        typer.Option(help="With --dedup near: the estimated Jaccard similarity (default 0.8)."),
     ] = None,
     max_media_bytes: Annotated[
         int | None,
@@ -176,7 +182,7 @@ def export(
         "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
         "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
         "workers": workers, "executor": executor, "ray_address": ray_address, "keep_state": keep_state, "mode": mode, "reader_option": reader_option, "home": home,
-        "max_media_bytes": max_media_bytes, "dedup": dedup,
+        "max_media_bytes": max_media_bytes, "dedup": dedup, "dedup_threshold": dedup_threshold,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
     chosen = all_local_stores(stores, store_kind, quiet) if all_local else stores_or_sample(stores)

@@ -5,21 +5,27 @@ A session copied under another id, or copied and continued (Claude Code's
 history in several rows.  Each ``sft`` row gets a digest where its part is
 written (``row_digest``): a chain of hashes, one per message boundary, that
 starts from its tools, so the chain's last link names the whole row and every
-earlier link one of its prefixes.  Batches carry the digests in their results;
-the driver decides in unit order (``decide``), the same whatever ran the
-batches: a row equal to an earlier one is a duplicate of it, and a row equal to
-a prefix of another session's row is subsumed by that row (whose messages hold
-it, trainable answers included).  The shards leave both out; the manifest lists
-each with the row it is a ``duplicate_of``.
+earlier link one of its prefixes; with ``--dedup near`` also a MinHash of its
+words (rensa: MinHash in Rust with no dependencies, seeded, so the same bytes
+everywhere).  Batches carry the digests in their results; the driver decides in
+unit order (``decide``), the same whatever ran the batches: a row equal to an
+earlier one is a duplicate of it, a row equal to a prefix of another session's
+row is subsumed by that row (whose messages hold it, trainable answers
+included), and with ``near`` a row whose estimated Jaccard similarity to an
+earlier kept row reaches the threshold is a duplicate of the first such row.
+The shards leave them out; the manifest lists each with its ``duplicate_of``.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
+
+from ..errors import UsageError
 
 #: (session_id, leaf_id, window): an ``sft`` row's key
 RowKey = tuple[str, str, int]
@@ -30,6 +36,49 @@ Digest = list[Any]
 HEX = 16
 #: how many dropped rows the manifest lists by key (all are counted)
 LISTED = 1000
+#: MinHash permutations and LSH bands for ``near`` (16 bands of 8: candidates from J ~ 0.7)
+NUM_PERM, BANDS, SEED = 128, 16, 1
+#: words per shingle for ``near``
+SHINGLE = 3
+
+
+def _rensa() -> Any:
+    try:
+        import rensa
+    except ImportError:
+        raise UsageError(
+            "--dedup near needs rensa (MinHash); install it with: pip install 'trajset[near]'"
+        ) from None
+    return rensa
+
+
+def check_mode(mode: str) -> None:
+    """``UsageError`` now, before any unit runs, when ``mode`` needs what is not installed."""
+    if mode == "near":
+        _rensa()
+
+
+def _shingles(row: dict[str, Any]) -> list[str]:
+    words: list[str] = []
+    for m in row["messages"]:
+        words += [str(m.get("role") or ""), *str(m.get("content") or "").lower().split()]
+        for c in m.get("tool_calls") or []:
+            words += [c["function"]["name"], *str(c["function"]["arguments"]).lower().split()]
+    if len(words) <= SHINGLE:
+        return [" ".join(words)]
+    return [" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)]
+
+
+def _minhash(row: dict[str, Any]) -> str:
+    m = _rensa().RMinHash(num_perm=NUM_PERM, seed=SEED)
+    m.update(_shingles(row))
+    return base64.b64encode(m.__getstate__()).decode("ascii")
+
+
+def _restored(state: str) -> Any:
+    m = _rensa().RMinHash(num_perm=NUM_PERM, seed=SEED)
+    m.__setstate__(base64.b64decode(state))
+    return m
 
 
 def _link(previous: str, value: Any) -> str:
@@ -37,24 +86,30 @@ def _link(previous: str, value: Any) -> str:
     return hashlib.sha256(previous.encode() + hashlib.sha256(data).digest()).hexdigest()[:HEX]
 
 
-def row_digest(row: dict[str, Any]) -> Digest:
-    """``[session_id, leaf_id, window, [hash of messages[:1], ..., hash of all]]``, the
-    chain starting from the row's tools."""
+def row_digest(row: dict[str, Any], near: bool = False) -> Digest:
+    """``[session_id, leaf_id, window, [hash of messages[:1], ..., hash of all], minhash]``,
+    the chain starting from the row's tools; the MinHash (its state, base64) with ``near``."""
     link = _link("", row.get("tools") or "")
     chain = []
     for message in row["messages"]:
         link = _link(link, message)
         chain.append(link)
-    return [row["session_id"], row["leaf_id"], row["window"], chain]
+    return [
+        row["session_id"],
+        row["leaf_id"],
+        row["window"],
+        chain,
+        _minhash(row) if near else None,
+    ]
 
 
-def decide(digests: Iterable[Digest]) -> dict[RowKey, RowKey]:
+def decide(digests: Iterable[Digest], near: float | None = None) -> dict[RowKey, RowKey]:
     """Row -> the row it duplicates, for every row to leave out, given every row's digest in
     unit order: an exact duplicate of an earlier row, or a prefix of another session's row
-    (the first such row)."""
-    rows: list[tuple[RowKey, Sequence[str]]] = [
-        ((d[0], d[1], int(d[2])), d[3]) for d in digests if d[3]
-    ]
+    (the first such row); with ``near`` (a threshold), also a row as similar as that to an
+    earlier row that is kept."""
+    digests = [d for d in digests if d[3]]
+    rows: list[tuple[RowKey, Sequence[str]]] = [((d[0], d[1], int(d[2])), d[3]) for d in digests]
     first_whole: dict[str, RowKey] = {}
     # a proper prefix's hash -> the first row it begins, and the first of another session
     holders: dict[str, list[RowKey]] = {}
@@ -72,6 +127,8 @@ def decide(digests: Iterable[Digest]) -> dict[RowKey, RowKey]:
             dropped[key] = longer  # subsumed: another session's row holds all of it
         elif first_whole[whole] != key:
             dropped[key] = first_whole[whole]  # the same row, written again
+    if near is not None:
+        _near(digests, [k for k, _ in rows], near, dropped)
     # a row kept as another's duplicate_of may itself be dropped: point at what stays
     for key, target in list(dropped.items()):
         seen = {key}
@@ -80,6 +137,25 @@ def decide(digests: Iterable[Digest]) -> dict[RowKey, RowKey]:
             target = dropped[target]
         dropped[key] = target
     return dropped
+
+
+def _near(
+    digests: list[Digest], keys: list[RowKey], threshold: float, dropped: dict[RowKey, RowKey]
+) -> None:
+    """Rows not dropped yet, in unit order, against the earlier kept ones (LSH candidates,
+    then the estimated Jaccard similarity): the first at or above ``threshold`` is held."""
+    lsh = _rensa().RMinHashLSH(threshold=threshold, num_perm=NUM_PERM, num_bands=BANDS)
+    kept: dict[int, Any] = {}
+    for i, (key, d) in enumerate(zip(keys, digests, strict=True)):
+        if key in dropped or d[4] is None:
+            continue
+        m = _restored(d[4])
+        similar = sorted(j for j in lsh.query(m) if m.jaccard(kept[j]) >= threshold)
+        if similar:
+            dropped[key] = keys[similar[0]]
+        else:
+            kept[i] = m
+            lsh.insert(i, m)
 
 
 def report(dropped: dict[RowKey, RowKey]) -> dict[str, Any]:

@@ -169,6 +169,7 @@ def run_export(
     if options.where:
         compile_where(options.where)  # fail early on a bad --where
     make_executor(run)  # fail early on an unknown executor
+    dedup.check_mode(options.dedup)  # and on --dedup near without rensa
     check_outside(out, stores)
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out} exists and is not a folder")
@@ -180,7 +181,8 @@ def run_export(
             target, options, run.secrets, index, world_size=run.workers, settings=run.settings
         )
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
-        assembly = Assembly(target, run.settings)
+        near = options.dedup_threshold if options.dedup == "near" else None
+        assembly = Assembly(target, run.settings, near)
         with small_pages(), make_executor(run) as executor:  # small pages in its workers too
             with fewer_collections():
                 result = run_units(ctx, units, run, RunResult(inputs), executor, assembly, progress)

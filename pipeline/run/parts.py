@@ -41,14 +41,15 @@ def redact_errors(r: Redactor, result: UnitResult) -> None:
 
 
 def write_parts(
-    out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]], audit: bool, dedup: bool
+    out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]], audit: bool, dedup: str
 ) -> tuple[PartFacts, PartAudit, list[Digest]]:
     """Part ``seq`` of the batch: a file per table it holds rows of; returns their facts,
     with ``audit`` the placeholders per rule in each (counted in the table written), and
     with ``dedup`` the digest of each ``sft`` row."""
     facts: PartFacts = {}
     found: PartAudit = {}
-    digests = [row_digest(r) for r in rows.get("sft", [])] if dedup else []
+    near = dedup == "near"
+    digests = [row_digest(r, near) for r in rows.get("sft", [])] if dedup != "off" else []
     for name in TABLES:
         path = part_path(out, batch_key(batch), seq, name)
         if rows[name]:
@@ -66,8 +67,8 @@ class Assembly:
     order (``ShardPlan``); ``tasks`` hands them to the workers, ``facts`` gathers what they
     return per table."""
 
-    def __init__(self, out: Path, settings: RunSettings) -> None:
-        self.out = out
+    def __init__(self, out: Path, settings: RunSettings, near: float | None = None) -> None:
+        self.out, self.near = out, near
         self.plans = {name: ShardPlan(out, name, settings) for name in CONFIGS}
         self.digests: list[Digest] = []  # every sft row's, in unit order
         self.dropped: dict[RowKey, RowKey] = {}
@@ -83,7 +84,7 @@ class Assembly:
     def tasks(self) -> list[ShardTask]:
         """Every shard to write, largest first (so the workers finish together); the ``sft``
         rows held twice (``dedup.decide``) are left out of theirs."""
-        self.dropped = decide(self.digests)
+        self.dropped = decide(self.digests, self.near)
         drop = tuple(sorted(self.dropped))
         tasks = [
             replace(task, drop=drop) if task.table == "sft" and drop else task

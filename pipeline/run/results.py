@@ -203,6 +203,7 @@ class RunResult:
                 "homes": len(options.homes),  # how many --home paths (the paths name their users)
                 "max_media_bytes": options.max_media_bytes,
                 "dedup": options.dedup,
+                "dedup_threshold": options.dedup_threshold if options.dedup == "near" else None,
             },
             "inputs": self.inputs,
             "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},

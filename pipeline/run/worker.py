@@ -75,9 +75,8 @@ class BatchParts:
     def _write(self) -> None:
         if any(self.rows.values()):
             seq = len(self.out.parts)
-            dedup = self.ctx.options.dedup != "off"
             facts, found, digests = write_parts(
-                self.ctx.out, self.out.batch, seq, self.rows, self.audit, dedup
+                self.ctx.out, self.out.batch, seq, self.rows, self.audit, self.ctx.options.dedup
             )
             self.out.parts.append(facts)
             self.out.audit.append(found)
