@@ -247,6 +247,17 @@ def _secrets(literal: list[str], env_vars: list[str]) -> list[str]:
     return values
 
 
+def _dedup(flags: dict[str, Any], conf: dict[str, Any]) -> tuple[str, float]:
+    """``--dedup`` and ``--dedup-threshold``, checked."""
+    dedup = _pick(flags.get("dedup"), conf, "dedup", "exact")
+    if dedup not in DEDUP_MODES:
+        raise UsageError(f"--dedup {dedup!r}: valid: {', '.join(DEDUP_MODES)}")
+    threshold = float(_pick(flags.get("dedup_threshold"), conf, "dedup_threshold", 0.8))
+    if not 0 < threshold <= 1:
+        raise UsageError(f"--dedup-threshold {threshold}: give a similarity above 0, at most 1")
+    return dedup, threshold
+
+
 def resolve(
     flags: dict[str, Any], config: Path | None, default_workers: int
 ) -> tuple[ExportOptions, RunOptions]:
@@ -277,12 +288,7 @@ def resolve(
     workers = default_workers if workers is None else workers
     if workers < 1:
         raise UsageError("--workers must be at least 1")
-    dedup = _pick(flags.get("dedup"), conf, "dedup", "exact")
-    if dedup not in DEDUP_MODES:
-        raise UsageError(f"--dedup {dedup!r}: valid: {', '.join(DEDUP_MODES)}")
-    threshold = float(_pick(flags.get("dedup_threshold"), conf, "dedup_threshold", 0.8))
-    if not 0 < threshold <= 1:
-        raise UsageError(f"--dedup-threshold {threshold}: give a similarity above 0, at most 1")
+    dedup, threshold = _dedup(flags, conf)
     max_media_bytes = _pick(flags.get("max_media_bytes"), conf, "max_media_bytes", None)
     if max_media_bytes is not None and max_media_bytes < 0:
         raise UsageError("--max-media-bytes must be 0 or more")
