@@ -58,6 +58,7 @@ TRAJECTORIES = pa.schema(
         pa.field("outcome_label", pa.string()),
         pa.field("messages", MESSAGES),
         pa.field("tools", pa.string()),
+        pa.field("tools_source", pa.string()),
         pa.field("atif_path", pa.string()),
         pa.field("content_hash", pa.string()),
     ]
@@ -68,6 +69,8 @@ SFT = pa.schema(
         pa.field("session_id", pa.string(), nullable=False),
         pa.field("leaf_id", pa.string(), nullable=False),
         pa.field("window", pa.int32(), nullable=False),
+        pa.field("agent_name", pa.string()),
+        pa.field("agent_version", pa.string()),
         pa.field("messages", MESSAGES),
         pa.field("tools", pa.string()),
         pa.field("tools_source", pa.string()),

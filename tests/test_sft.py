@@ -79,7 +79,7 @@ def test_only_preferred_paths_and_their_windows(tmp_path: Path) -> None:
     assert max(windows.values()) == 2  # the sample's compacted session
     for r in rows:
         assert r["n_trainable"] == sum(m["trainable"] for m in r["messages"])
-        assert r["tools_source"] == "recorded" and json.loads(r["tools"]) is not None
+        assert r["tools_source"] in ("recorded", "inferred") and json.loads(r["tools"]) is not None
 
 
 def test_where_keeps_the_windows_of_the_paths_it_keeps(tmp_path: Path) -> None:
@@ -189,3 +189,39 @@ def test_near_without_rensa_says_how_to_install_it(
     with pytest.raises(UsageError, match=r"pip install 'trajset\[near\]'"):
         run_export([sample_store()], tmp_path / "o", ExportOptions(dedup="near"), RunOptions())
     assert not (tmp_path / "o").exists()
+
+
+def test_claude_code_rows_carry_inferred_tools_every_call_fits(claude: Path) -> None:
+    """Claude Code records no tool definitions: each row's tools are inferred per agent and
+    version from the store's calls, cover every name the row calls, and every call's
+    arguments validate against its tool's schema."""
+    import jsonschema
+
+    checked = 0
+    for table in ("sft", "trajectories"):
+        for row in _rows(claude, table):
+            tools = {
+                t["function"]["name"]: t["function"]["parameters"] for t in json.loads(row["tools"])
+            }
+            calls = [c for m in row["messages"] for c in m["tool_calls"] or []]
+            if not calls:
+                continue
+            assert row["tools_source"] == "inferred"
+            for c in calls:
+                jsonschema.validate(
+                    json.loads(c["function"]["arguments"]), tools[c["function"]["name"]]
+                )
+                checked += 1
+    assert checked > 180
+
+
+def test_recorded_tools_are_kept(tmp_path: Path) -> None:
+    out = tmp_path / "sample"
+    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=2))
+    recorded = [r for r in _rows(out, "sft") if r["tools_source"] == "recorded"]
+    assert recorded and all(json.loads(r["tools"]) for r in recorded)
+    paths = {(t["session_id"], t["leaf_id"]): t for t in _rows(out, "trajectories")}
+    for r in recorded:  # the session's own definitions, descriptions and all
+        path = paths[(r["session_id"], r["leaf_id"])]
+        assert path["tools_source"] == "recorded" and path["tools"] == r["tools"]
+        assert all(t["function"]["description"] for t in json.loads(r["tools"]))

@@ -133,6 +133,11 @@ trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", 
                      args=DPOConfig())
 ```
 
+`tools` are the definitions the session recorded (`tools_source: recorded`) or, where the
+store records none (Claude Code), JSON Schemas inferred from every call the store holds of that
+agent name and version (`tools_source: inferred`): each argument's observed JSON types, and
+`required` for the arguments present in every call; descriptions are empty.
+
 TRL's `assistant_only_loss` needs a chat template with generation tags and masks every
 assistant turn: it does not read `trainable`, so it also trains on copied answers. To honour
 the flags, mask from `trainable` yourself (or use a tokenized export).

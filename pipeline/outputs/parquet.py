@@ -122,8 +122,9 @@ class _RowGroups:
         writer: pq.ParquetWriter,
         cap: int,
         drop: frozenset[tuple[str, str, int]] = frozenset(),
+        tools: dict[tuple[str, str], str] | None = None,
     ) -> None:
-        self.writer, self.cap, self.drop = writer, cap, drop
+        self.writer, self.cap, self.drop, self.tools = writer, cap, drop, tools or {}
         self.pending: list[tuple[Source, int, int]] = []  # (source, first row, rows)
         self.size = 0
         self.written = False
@@ -156,10 +157,30 @@ class _RowGroups:
         group = pa.concat_tables(pieces).combine_chunks()
         if self.drop:
             group = group.filter(pa.array([k not in self.drop for k in _keys(group)]))
+        if self.tools:
+            group = _with_inferred_tools(group, self.tools)
         if not group.schema.equals(self.writer.schema, check_metadata=True):
             group = group.cast(self.writer.schema)  # an equal schema's cast still copies
         self.writer.write_table(group, row_group_size=max(1, group.num_rows))
         self.pending, self.size, self.written = [], 0, True
+
+
+def _with_inferred_tools(table: pa.Table, tools: dict[tuple[str, str], str]) -> pa.Table:
+    """``tools`` of the rows marked ``inferred`` set to their agent's inferred tools."""
+    source = table.column("tools_source").to_pylist()
+    if "inferred" not in source:
+        return table
+    agents = zip(
+        table.column("agent_name").to_pylist(), table.column("agent_version").to_pylist(),
+        strict=True,
+    )  # fmt: skip
+    old = table.column("tools").to_pylist()
+    new = [
+        tools.get((a or "", v or ""), t) if s == "inferred" else t
+        for s, (a, v), t in zip(source, agents, old, strict=True)
+    ]
+    i = table.schema.get_field_index("tools")
+    return table.set_column(i, table.schema.field(i), pa.array(new, pa.string()))
 
 
 def _keys(table: pa.Table) -> list[tuple[str, str, int]]:
@@ -194,6 +215,8 @@ class ShardTask:
     row_group_bytes: int
     #: (session_id, leaf_id, window) of rows to leave out (``sft`` rows held twice)
     drop: tuple[tuple[str, str, int], ...] = ()
+    #: ((agent name, version), tools JSON): the inferred tools of rows whose store recorded none
+    tools: tuple[tuple[tuple[str, str], str], ...] = ()
 
     @property
     def nbytes(self) -> int:
@@ -212,7 +235,9 @@ def write_shard(task: ShardTask) -> dict[str, int | str]:
         with pq.ParquetWriter(
             pa.PythonFile(sink, mode="w"), schema, metadata_collector=footer, **WRITE_OPTIONS
         ) as writer:
-            groups = _RowGroups(writer, task.row_group_bytes, frozenset(task.drop))
+            groups = _RowGroups(
+                writer, task.row_group_bytes, frozenset(task.drop), dict(task.tools)
+            )
             for part, rows, nbytes in task.parts:
                 groups.add(part, rows, nbytes)
             groups.flush()

@@ -18,6 +18,7 @@ from ..outputs.markers import part_path
 from ..outputs.parquet import ShardPlan, ShardTask, to_table, write_part
 from ..outputs.tables_info import table_facts
 from ..tables import CONFIGS, TABLES, Row
+from ..tables.tool_schemas import Shapes, call_shapes, merge, schemas
 from .batches import Batch, batch_key
 from .dedup import Digest, RowKey, decide, row_digest
 from .results import BatchResult, PartAudit, PartFacts, UnitResult
@@ -42,7 +43,7 @@ def redact_errors(r: Redactor, result: UnitResult) -> None:
 
 def write_parts(
     out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]], audit: bool, dedup: str
-) -> tuple[PartFacts, PartAudit, list[Digest]]:
+) -> tuple[PartFacts, PartAudit, list[Digest], Shapes]:
     """Part ``seq`` of the batch: a file per table it holds rows of; returns their facts,
     with ``audit`` the placeholders per rule in each (counted in the table written), and
     with ``dedup`` the digest of each ``sft`` row."""
@@ -59,7 +60,7 @@ def write_parts(
                 found[name] = dict(sorted(counts.items()))
         else:  # no part for no rows (most batches have no outcomes); a stale one must not stay
             path.unlink(missing_ok=True)
-    return facts, found, digests
+    return facts, found, digests, call_shapes(rows.get("sft", []))
 
 
 class Assembly:
@@ -72,6 +73,8 @@ class Assembly:
         self.plans = {name: ShardPlan(out, name, settings) for name in CONFIGS}
         self.digests: list[Digest] = []  # every sft row's, in unit order
         self.dropped: dict[RowKey, RowKey] = {}
+        self.shapes: Shapes = {}  # every call's, merged in unit order
+        self.inferred: dict[tuple[str, str], str] = {}
 
     def add(self, result: BatchResult) -> None:
         for seq, facts in enumerate(result.parts):
@@ -80,17 +83,24 @@ class Assembly:
                 self.plans[name].add(path, rows, nbytes)
         for part in result.digests:
             self.digests.extend(part)
+        for shapes in result.shapes:
+            merge(self.shapes, shapes)
 
     def tasks(self) -> list[ShardTask]:
         """Every shard to write, largest first (so the workers finish together); the ``sft``
         rows held twice (``dedup.decide``) are left out of theirs."""
         self.dropped = decide(self.digests, self.near)
+        self.inferred = schemas(self.shapes)
         drop = tuple(sorted(self.dropped))
-        tasks = [
-            replace(task, drop=drop) if task.table == "sft" and drop else task
-            for plan in self.plans.values()
-            for task in plan.tasks()
-        ]
+        tools = tuple(sorted(self.inferred.items()))
+        tasks = []
+        for plan in self.plans.values():
+            for task in plan.tasks():
+                if task.table == "sft":
+                    task = replace(task, drop=drop, tools=tools)
+                elif task.table == "trajectories":
+                    task = replace(task, tools=tools)
+                tasks.append(task)
         return sorted(tasks, key=lambda t: t.nbytes, reverse=True)
 
     def facts(self, tasks: list[ShardTask], written: list[dict[str, Any]]) -> dict[str, JSON]:

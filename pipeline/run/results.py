@@ -15,6 +15,7 @@ from trajset.schemas.records import ErrorRow
 
 from ..options import ExportOptions, RunOptions
 from ..stores import SKIPS_LISTED, Unit
+from ..tables.tool_schemas import Shapes
 from .batches import Batch
 from .dedup import Digest
 from .ledger import Ledger
@@ -79,6 +80,8 @@ class BatchResult:
     audit: list[PartAudit] = field(default_factory=list)
     #: each part's ``sft`` row digests (``dedup.row_digest``; none with ``--dedup off``)
     digests: list[list[Digest]] = field(default_factory=list)
+    #: each part's tool-call shapes (``tool_schemas.call_shapes`` of its ``sft`` rows)
+    shapes: list[Shapes] = field(default_factory=list)
     #: the process that ran the batch (its marker says so; no data file does)
     worker: int = field(default_factory=os.getpid)
 
@@ -88,6 +91,7 @@ class BatchResult:
             "parts": self.parts,
             "audit": self.audit,
             "digests": self.digests,
+            "shapes": self.shapes,
             "worker": self.worker,
         }
 
@@ -97,7 +101,7 @@ class BatchResult:
         layout (written before batches kept a ledger and an audit: the batch runs again)."""
         if d is None or not isinstance(d.get("units"), list) or len(d["units"]) != len(batch):
             return None
-        if "digests" not in d or not all(isinstance(u, dict) and "ledger" in u for u in d["units"]):
+        if "shapes" not in d or not all(isinstance(u, dict) and "ledger" in u for u in d["units"]):
             return None
         return cls.from_json(batch, d)
 
@@ -105,7 +109,7 @@ class BatchResult:
     def from_json(cls, batch: Batch, d: dict[str, Any]) -> BatchResult:
         units = [UnitResult.from_json(u, r) for u, r in zip(batch, d["units"], strict=True)]
         parts = [{k: (v[0], v[1]) for k, v in p.items()} for p in d["parts"]]
-        return cls(batch, units, parts, d["audit"], d["digests"], d.get("worker", 0))
+        return cls(batch, units, parts, d["audit"], d["digests"], d["shapes"], d.get("worker", 0))
 
     def placeholders(self) -> Iterator[tuple[str, dict[str, int]]]:
         """(table, placeholders per rule) of every part."""

@@ -75,12 +75,13 @@ class BatchParts:
     def _write(self) -> None:
         if any(self.rows.values()):
             seq = len(self.out.parts)
-            facts, found, digests = write_parts(
+            facts, found, digests, shapes = write_parts(
                 self.ctx.out, self.out.batch, seq, self.rows, self.audit, self.ctx.options.dedup
             )
             self.out.parts.append(facts)
             self.out.audit.append(found)
             self.out.digests.append(digests)
+            self.out.shapes.append(shapes)
         self.rows, self.pending = no_rows(), 0
 
     def spill(self, rows: Rows) -> None:
@@ -100,6 +101,7 @@ class BatchParts:
         del self.out.parts[first:]
         del self.out.audit[first:]
         del self.out.digests[first:]
+        del self.out.shapes[first:]
         self.unit_first = None
 
     def add(self, result: UnitResult, rows: Rows, last: bool) -> None:

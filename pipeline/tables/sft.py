@@ -45,24 +45,32 @@ def earlier_windows(t: Trajectory, max_media_bytes: int | None = None) -> list[F
     return out
 
 
-def _row(t: Trajectory, window: int, messages: list[dict[str, object]], tools: str) -> Row:
+def tools_source(tools: str) -> str:
+    """``recorded`` when the store recorded function tools, else ``inferred`` (the shard
+    writer fills them in from the store's calls: ``tool_schemas``)."""
+    return "recorded" if tools != "[]" else "inferred"
+
+
+def _row(et: ExportedTrajectory, window: int, messages: list[dict[str, object]], tools: str) -> Row:
+    t, agent = et.trajectory, et.document["agent"]
     return {
         "session_id": t.session.id,
         "leaf_id": t.leaf_id,
         "window": window,
+        "agent_name": agent.get("name"),
+        "agent_version": agent.get("version"),
         "messages": messages,
         "tools": tools,
-        "tools_source": "recorded",
+        "tools_source": tools_source(tools),
         "n_messages": len(messages),
         "n_trainable": sum(bool(m.get("trainable")) for m in messages),
     }
 
 
 def trajectory_rows(et: ExportedTrajectory) -> list[Row]:
-    t = et.trajectory
-    rows = [_row(t, i, w.messages, w.tools) for i, w in enumerate(et.windows)]
+    rows = [_row(et, i, w.messages, w.tools) for i, w in enumerate(et.windows)]
     last = [m for m, _ in et.messages]
-    rows.append(_row(t, len(et.windows), last, function_tools(t.context.settings)))
+    rows.append(_row(et, len(et.windows), last, function_tools(et.trajectory.context.settings)))
     return rows
 
 

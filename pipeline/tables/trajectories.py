@@ -11,6 +11,7 @@ from ..jsonio import content_hash
 from ..tree.outcomes import leaf_outcome
 from .base import Row, Table
 from .messages import function_tools
+from .sft import tools_source
 
 
 def scalars(et: ExportedTrajectory, source: SessionExport) -> Row:
@@ -38,6 +39,7 @@ def scalars(et: ExportedTrajectory, source: SessionExport) -> Row:
         "outcome_score": score,
         "outcome_pass": passed,
         "outcome_label": label,
+        "tools_source": tools_source(function_tools(traj.context.settings)),
         "atif_path": f"atif/{et.name}",
     }
 
@@ -49,7 +51,7 @@ def row(et: ExportedTrajectory, source: SessionExport) -> Row:
         **scalars(et, source),
         "messages": messages,
         "tools": tools,
-        "content_hash": content_hash({"messages": messages, "tools": tools}),
+        "content_hash": content_hash({"messages": messages, "tools": tools}),  # recorded tools
     }
 
 
