@@ -135,6 +135,12 @@ def function_tools(settings: Settings) -> str:
     )
 
 
+def tools_source(tools: str) -> str:
+    """``recorded`` when the store recorded function tools, else ``inferred`` (the shard
+    writer fills them in from the store's calls: ``tool_schemas``)."""
+    return "recorded" if tools != "[]" else "inferred"
+
+
 def fork_prompt(
     session: Session, fork: str, max_media_bytes: int | None = None
 ) -> ForkPrompt | None:

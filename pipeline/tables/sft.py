@@ -20,7 +20,7 @@ from trajset.schemas.records import ExportedTrajectory, ForkPrompt, SessionExpor
 from trajset.schemas.tables import SFT
 
 from .base import Row, Table
-from .messages import fork_prompt, function_tools
+from .messages import fork_prompt, function_tools, tools_source
 
 
 def compaction_parents(t: Trajectory) -> Iterator[str]:
@@ -43,12 +43,6 @@ def earlier_windows(t: Trajectory, max_media_bytes: int | None = None) -> list[F
         if window is not None:
             out.append(window)
     return out
-
-
-def tools_source(tools: str) -> str:
-    """``recorded`` when the store recorded function tools, else ``inferred`` (the shard
-    writer fills them in from the store's calls: ``tool_schemas``)."""
-    return "recorded" if tools != "[]" else "inferred"
 
 
 def _row(et: ExportedTrajectory, window: int, messages: list[dict[str, object]], tools: str) -> Row:

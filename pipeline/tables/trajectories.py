@@ -10,8 +10,7 @@ from trajset.schemas.tables import TRAJECTORIES
 from ..jsonio import content_hash
 from ..tree.outcomes import leaf_outcome
 from .base import Row, Table
-from .messages import function_tools
-from .sft import tools_source
+from .messages import function_tools, tools_source
 
 
 def scalars(et: ExportedTrajectory, source: SessionExport) -> Row:
