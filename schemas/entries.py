@@ -71,11 +71,27 @@ def _item(v: JSON) -> JSON:
 Item = Annotated[dict[str, JSON], AfterValidator(_item)]
 
 
+#: the members a reader sets on a ``function_call_output`` entry whose tool call failed: the
+#: one mark of failure every store's converter writes (Claude Code's ``is_error``, suga's and
+#: einox's ``ok: false``, a non-zero exit code), so the quality columns read no store's own
+TOOL_FAILED = "trajset:failed"  # true
+TOOL_EXIT_CODE = "trajset:exit_code"  # an integer; non-zero is a failure
+
+
 class ItemEntry(EntryBody):
     type: Literal["item"]
     item: Item
     response: str | None = None
     visible: bool | None = None
+
+    def tool_failed(self) -> bool:
+        """Is this a tool output its reader marked failed (``TOOL_FAILED``, or a non-zero
+        ``TOOL_EXIT_CODE``)?"""
+        extra = self.model_extra or {}
+        code = extra.get(TOOL_EXIT_CODE)
+        return extra.get(TOOL_FAILED) is True or (
+            isinstance(code, int) and not isinstance(code, bool) and code != 0
+        )
 
 
 def _int64_counts(v: JSON) -> JSON:

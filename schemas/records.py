@@ -137,7 +137,7 @@ class ExportedTrajectory:
     messages: list[Anchored]
     #: a preferred path's context windows before its last compaction, as the model saw each
     #: (the ``sft`` table's earlier rows; the trajectory's own messages are its last window)
-    windows: list[ForkPrompt] = field(default_factory=list)
+    windows: list[ForkPrompt | None] = field(default_factory=list)
 
 
 @dataclass

@@ -104,6 +104,7 @@ class Entry:
     line: int
     index: int
     _encoded: JSON = field(default=None, init=False, repr=False, compare=False)
+    _seconds: float | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -116,6 +117,13 @@ class Entry:
     @property
     def type(self) -> str:
         return self.body.type
+
+    def seconds(self) -> float:
+        """The entry's ``ts`` as seconds since the epoch (parsed once: an entry lies on every
+        trajectory through it)."""
+        if self._seconds is None:
+            self._seconds = parse_rfc3339(self.body.ts).timestamp()
+        return self._seconds
 
     def encoded_item(self) -> JSON:
         """The typed re-encoding (``encode_item``) of the entry's item, or of its summary

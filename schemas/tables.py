@@ -60,6 +60,11 @@ TRAJECTORIES = pa.schema(
         pa.field("tools", pa.string()),
         pa.field("tools_source", pa.string()),
         pa.field("atif_path", pa.string()),
+        pa.field("n_user_turns", pa.int32()),
+        pa.field("n_tool_calls", pa.int32()),
+        pa.field("n_failed_tool_calls", pa.int32()),
+        pa.field("recovered", pa.bool_()),
+        pa.field("duration_sec", pa.float64()),
         pa.field("content_hash", pa.string()),
     ]
 )
@@ -76,6 +81,11 @@ SFT = pa.schema(
         pa.field("tools_source", pa.string()),
         pa.field("n_messages", pa.int32()),
         pa.field("n_trainable", pa.int32()),
+        pa.field("n_user_turns", pa.int32()),
+        pa.field("n_tool_calls", pa.int32()),
+        pa.field("n_failed_tool_calls", pa.int32()),
+        pa.field("recovered", pa.bool_()),
+        pa.field("duration_sec", pa.float64()),
     ]
 )
 

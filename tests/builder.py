@@ -115,9 +115,11 @@ class SessionBuilder:
     def user(self, text: JSON) -> str:
         return self.message("user", text)
 
-    def tool_output(self, call_id: str, output: JSON) -> str:
+    def tool_output(self, call_id: str, output: JSON, **extra: JSON) -> str:
         return self.add(
-            "item", item={"type": "function_call_output", "call_id": call_id, "output": output}
+            "item",
+            item={"type": "function_call_output", "call_id": call_id, "output": output},
+            **extra,
         )
 
     def respond(

@@ -138,6 +138,13 @@ store records none (Claude Code), JSON Schemas inferred from every call the stor
 agent name and version (`tools_source: inferred`): each argument's observed JSON types, and
 `required` for the arguments present in every call; descriptions are empty.
 
+Quality columns on `trajectories` and `sft`: `n_user_turns`, `n_tool_calls`,
+`n_failed_tool_calls` (outputs the store marks failed: an error result, a non-zero exit code),
+`recovered` (a failed call later followed by a successful call of the same tool) and
+`duration_sec` (first to last message or response). A trajectory's cover its whole path, an
+`sft` row's the entries its window adds. Filter at export (`--where "n_failed_tool_calls = 0"`)
+or after loading: `sft.filter(lambda r: r["n_failed_tool_calls"] == 0)`.
+
 TRL's `assistant_only_loss` needs a chat template with generation tags and masks every
 assistant turn: it does not read `trainable`, so it also trains on copied answers. To honour
 the flags, mask from `trainable` yourself (or use a tokenized export).

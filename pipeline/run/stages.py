@@ -181,7 +181,7 @@ def _export_one(
     messages = document_messages(doc, t.context.settings.instructions)
     windows = earlier_windows(t, rt.max_media_bytes)
     for w in windows:  # written beside the document (media are named by their content)
-        media = {**media, **w.media}
+        media = {**media, **w.media} if w is not None else media
     return ExportedTrajectory(t, name, doc, media, messages, windows), omitted
 
 

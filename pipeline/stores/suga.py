@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.session import Issue, Session
 from trajset.schemas.timestamps import RFC3339_RE
 
@@ -142,7 +143,9 @@ def _tool_result(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
         "call_id": str(body.get("tool_call_id") or ""),
         "output": content if isinstance(content, str) else json.dumps(content, ensure_ascii=False),
     }
-    extra = {"suga:ok": body["ok"]} if "ok" in body else {}
+    extra: dict[str, JSON] = {"suga:ok": body["ok"]} if "ok" in body else {}
+    if body.get("ok") is False:
+        extra[TOOL_FAILED] = True
     c.add("item", ts, item=item, **extra)
 
 

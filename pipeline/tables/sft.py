@@ -21,6 +21,7 @@ from trajset.schemas.tables import SFT
 
 from .base import Row, Table
 from .messages import fork_prompt, function_tools, tools_source
+from .quality import quality, windows
 
 
 def compaction_parents(t: Trajectory) -> Iterator[str]:
@@ -31,21 +32,18 @@ def compaction_parents(t: Trajectory) -> Iterator[str]:
             yield e.parent
 
 
-def earlier_windows(t: Trajectory, max_media_bytes: int | None = None) -> list[ForkPrompt]:
+def earlier_windows(t: Trajectory, max_media_bytes: int | None = None) -> list[ForkPrompt | None]:
     """The windows before the trajectory's last compaction (none for a path without one, or
-    for one that is not preferred: only preferred paths are trained on); a window whose
-    context does not build is left out (its leaf's own error says why)."""
+    for one that is not preferred: only preferred paths are trained on); ``None`` for a
+    window whose context does not build (it has no row; its leaf's own error says why)."""
     if not t.is_preferred:
         return []
-    out = []
-    for parent in compaction_parents(t):
-        window = fork_prompt(t.session, parent, max_media_bytes)
-        if window is not None:
-            out.append(window)
-    return out
+    return [fork_prompt(t.session, parent, max_media_bytes) for parent in compaction_parents(t)]
 
 
-def _row(et: ExportedTrajectory, window: int, messages: list[dict[str, object]], tools: str) -> Row:
+def _row(
+    et: ExportedTrajectory, window: int, messages: list[dict[str, object]], tools: str, q: Row
+) -> Row:
     t, agent = et.trajectory, et.document["agent"]
     return {
         "session_id": t.session.id,
@@ -58,13 +56,20 @@ def _row(et: ExportedTrajectory, window: int, messages: list[dict[str, object]],
         "tools_source": tools_source(tools),
         "n_messages": len(messages),
         "n_trainable": sum(bool(m.get("trainable")) for m in messages),
+        **q,
     }
 
 
 def trajectory_rows(et: ExportedTrajectory) -> list[Row]:
-    rows = [_row(et, i, w.messages, w.tools) for i, w in enumerate(et.windows)]
+    """A row per window that builds; each window's quality from the entries it adds."""
+    t = et.trajectory
+    own = [quality(w) for w in windows(t.session.path(t.leaf_id))]
+    rows = [
+        _row(et, i, w.messages, w.tools, own[i]) for i, w in enumerate(et.windows) if w is not None
+    ]
     last = [m for m, _ in et.messages]
-    rows.append(_row(et, len(et.windows), last, function_tools(et.trajectory.context.settings)))
+    tools = function_tools(t.context.settings)
+    rows.append(_row(et, len(et.windows), last, tools, own[len(et.windows)]))
     return rows
 
 

@@ -11,6 +11,7 @@ from ..jsonio import content_hash
 from ..tree.outcomes import leaf_outcome
 from .base import Row, Table
 from .messages import function_tools, tools_source
+from .quality import quality
 
 
 def scalars(et: ExportedTrajectory, source: SessionExport) -> Row:
@@ -40,6 +41,7 @@ def scalars(et: ExportedTrajectory, source: SessionExport) -> Row:
         "outcome_label": label,
         "tools_source": tools_source(function_tools(traj.context.settings)),
         "atif_path": f"atif/{et.name}",
+        **quality(traj.session.path(traj.leaf_id)),
     }
 
 

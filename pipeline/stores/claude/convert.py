@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from trajset.schemas.entries import TOOL_FAILED
+
 from ...jsonio import dumps_compact
 from .lines import Record
 from .tree import COMMAND_MARKS, Tree
@@ -71,7 +73,7 @@ def _user_items(r: Record) -> list[tuple[dict[str, JSON], dict[str, JSON]]]:
         if not isinstance(b, dict):
             continue
         if b.get("type") == "tool_result":
-            extra = {"claude:is_error": True} if b.get("is_error") else {}
+            extra = {TOOL_FAILED: True} if b.get("is_error") is True else {}
             out.append(
                 (
                     {

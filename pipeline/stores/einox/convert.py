@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trajset.schemas.entries import TOOL_FAILED
+
 from . import outcomes, texts
 from .compaction import Compaction
 from .decisions import Decisions
@@ -228,6 +230,8 @@ class Converter:
             extra["einox:result"] = {
                 k: v for k, v in result.data.items() if k not in ("call_id", "preview")
             }
+            if result.data.get("ok") is False:
+                extra[TOOL_FAILED] = True
         item = {"type": "function_call_output", "call_id": cid, "output": output}
         self.out.add("item", result.ts if result else None, item=item, **extra)
 
