@@ -102,6 +102,7 @@ STAT_KEYS = (
     "pairs",
     "pairs_dropped_identical",
     "pairs_dropped_unexported",
+    "pairs_dropped_duplicate",
 )
 USAGE = """## Usage
 

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import hashlib
 import io
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TypeAlias
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..options import RunSettings
 from ..tables import SCHEMAS
+from .audit import table_placeholders
 from .files import atomic_path, atomic_write
 from .tables_info import shard_facts
 
@@ -121,10 +124,13 @@ class _RowGroups:
         self,
         writer: pq.ParquetWriter,
         cap: int,
-        drop: frozenset[tuple[str, str, int]] = frozenset(),
+        drop: frozenset[tuple[Any, ...]] = frozenset(),
         tools: dict[tuple[str, str], str] | None = None,
+        key: tuple[str, ...] = (),
     ) -> None:
         self.writer, self.cap, self.drop, self.tools = writer, cap, drop, tools or {}
+        self.key = key
+        self.dropped_placeholders: Counter[str] = Counter()  # in the rows left out
         self.pending: list[tuple[Source, int, int]] = []  # (source, first row, rows)
         self.size = 0
         self.written = False
@@ -156,7 +162,9 @@ class _RowGroups:
             pieces.append(table.slice(start, n))
         group = pa.concat_tables(pieces).combine_chunks()
         if self.drop:
-            group = group.filter(pa.array([k not in self.drop for k in _keys(group)]))
+            keep = pa.array([k not in self.drop for k in _keys(group, self.key)])
+            self.dropped_placeholders.update(table_placeholders(group.filter(pc.invert(keep))))
+            group = group.filter(keep)
         if self.tools:
             group = _with_inferred_tools(group, self.tools)
         if not group.schema.equals(self.writer.schema, check_metadata=True):
@@ -183,9 +191,8 @@ def _with_inferred_tools(table: pa.Table, tools: dict[tuple[str, str], str]) -> 
     return table.set_column(i, table.schema.field(i), pa.array(new, pa.string()))
 
 
-def _keys(table: pa.Table) -> list[tuple[str, str, int]]:
-    cols = [table.column(c).to_pylist() for c in ("session_id", "leaf_id", "window")]
-    return list(zip(*cols, strict=True))
+def _keys(table: pa.Table, columns: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    return list(zip(*(table.column(c).to_pylist() for c in columns), strict=True))
 
 
 def write_single(path: Path, table: pa.Table, row_group_bytes: int) -> None:
@@ -213,8 +220,9 @@ class ShardTask:
     path: Path
     parts: tuple[PartRef, ...]
     row_group_bytes: int
-    #: (session_id, leaf_id, window) of rows to leave out (``sft`` rows held twice)
-    drop: tuple[tuple[str, str, int], ...] = ()
+    #: the columns that name a row (``Dedup.key``), and the rows to leave out (held twice)
+    key: tuple[str, ...] = ()
+    drop: tuple[tuple[Any, ...], ...] = ()
     #: ((agent name, version), tools JSON): the inferred tools of rows whose store recorded none
     tools: tuple[tuple[tuple[str, str], str], ...] = ()
 
@@ -223,11 +231,13 @@ class ShardTask:
         return sum(n for _, _, n in self.parts)
 
 
-def write_shard(task: ShardTask) -> dict[str, int | str]:
+def write_shard(task: ShardTask) -> dict[str, Any]:
     """The shard's Parquet file (written under a temporary name, then renamed) and its
     facts (``tables_info.shard_facts``), taken as it is written: its checksum from the
     bytes on their way to the file, rows and sizes from the writer's footer, so the shard
-    is never read back.  A task without parts writes the table's schema with no rows."""
+    is never read back.  A task without parts writes the table's schema with no rows.
+    ``dropped_placeholders``: the redaction placeholders per rule in the rows it left out
+    (the parts' audit counted them; the table written does not hold them)."""
     schema = SCHEMAS[task.table]
     footer: list[pq.FileMetaData] = []
     with atomic_path(task.path) as tmp, open(tmp, "wb") as raw:
@@ -236,14 +246,17 @@ def write_shard(task: ShardTask) -> dict[str, int | str]:
             pa.PythonFile(sink, mode="w"), schema, metadata_collector=footer, **WRITE_OPTIONS
         ) as writer:
             groups = _RowGroups(
-                writer, task.row_group_bytes, frozenset(task.drop), dict(task.tools)
+                writer, task.row_group_bytes, frozenset(task.drop), dict(task.tools), task.key
             )
             for part, rows, nbytes in task.parts:
                 groups.add(part, rows, nbytes)
             groups.flush()
             if not task.parts:
                 writer.write_table(schema.empty_table())
-    return shard_facts(footer[0], sink.size, sink.digest.hexdigest())
+    facts: dict[str, Any] = shard_facts(footer[0], sink.size, sink.digest.hexdigest())
+    if groups.dropped_placeholders:
+        facts["dropped_placeholders"] = dict(sorted(groups.dropped_placeholders.items()))
+    return facts
 
 
 class ShardPlan:

@@ -1,19 +1,23 @@
-"""``--dedup exact``: the ``sft`` rows a store holds twice, decided over the whole store.
+"""``--dedup``: the ``sft`` rows and preference pairs a store holds twice, decided over the
+whole store.
 
 A session copied under another id, or copied and continued (Claude Code's
 ``/branch`` and ``--fork-session``, Codex and OpenCode forks), repeats its
-history in several rows.  Each ``sft`` row gets a digest where its part is
-written (``row_digest``): a chain of hashes, one per message boundary, that
-starts from its tools, so the chain's last link names the whole row and every
-earlier link one of its prefixes; with ``--dedup near`` also a MinHash of its
-words (rensa: MinHash in Rust with no dependencies, seeded, so the same bytes
-everywhere).  Batches carry the digests in their results; the driver decides in
-unit order (``decide``), the same whatever ran the batches: a row equal to an
-earlier one is a duplicate of it, a row equal to a prefix of another session's
-row is subsumed by that row (whose messages hold it, trainable answers
-included), and with ``near`` a row whose estimated Jaccard similarity to an
-earlier kept row reaches the threshold is a duplicate of the first such row.
-The shards leave them out; the manifest lists each with its ``duplicate_of``.
+history in several rows, and its forks in several pairs.  Each row of a table
+with a ``Dedup`` gets a digest where its part is written (``row_digest``): a
+chain of hashes, one per link (an ``sft`` row's messages; a pair's prompt,
+chosen and rejected sides), that starts from its seed columns (the tools), so
+the chain's last link names the whole row and every earlier link one of its
+prefixes; with ``--dedup near`` also a MinHash of its words (rensa: MinHash in
+Rust with no dependencies, seeded, so the same bytes everywhere).  Batches
+carry the digests in their results; the driver decides per table in unit order
+(``decide``), the same whatever ran the batches: a row equal to an earlier one
+is a duplicate of it, a row equal to a prefix of another session's row is
+subsumed by that row (whose messages hold it, trainable answers included; a
+pair has no prefix of another), and with ``near`` a row whose estimated Jaccard
+similarity to an earlier kept row reaches the threshold is a duplicate of the
+first such row.  The shards leave them out; the manifest lists each with its
+``duplicate_of``.
 """
 
 from __future__ import annotations
@@ -26,11 +30,15 @@ from typing import Any
 import orjson
 
 from ..errors import UsageError
+from ..tables import TABLES
+from ..tables.base import Dedup
 
-#: (session_id, leaf_id, window): an ``sft`` row's key
-RowKey = tuple[str, str, int]
-#: a row's digest: its key, then the hash of each prefix (the last one: the whole row)
+#: a row's key (``Dedup.key``: the session id first)
+RowKey = tuple[Any, ...]
+#: a row's digest: its key, the hash of each prefix (the last one: the whole row), MinHash
 Digest = list[Any]
+#: table -> its rows' digests
+Digests = dict[str, list[Digest]]
 
 #: hex digits kept of each hash (64 bits: no collision among a store's rows to expect)
 HEX = 16
@@ -58,9 +66,9 @@ def check_mode(mode: str) -> None:
         _rensa()
 
 
-def _shingles(row: dict[str, Any]) -> list[str]:
+def _shingles(messages: list[Any]) -> list[str]:
     words: list[str] = []
-    for m in row["messages"]:
+    for m in messages:
         words += [str(m.get("role") or ""), *str(m.get("content") or "").lower().split()]
         for c in m.get("tool_calls") or []:
             words += [c["function"]["name"], *str(c["function"]["arguments"]).lower().split()]
@@ -69,9 +77,9 @@ def _shingles(row: dict[str, Any]) -> list[str]:
     return [" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)]
 
 
-def _minhash(row: dict[str, Any]) -> str:
+def _minhash(messages: list[Any]) -> str:
     m = _rensa().RMinHash(num_perm=NUM_PERM, seed=SEED)
-    m.update(_shingles(row))
+    m.update(_shingles(messages))
     return base64.b64encode(m.__getstate__()).decode("ascii")
 
 
@@ -86,21 +94,28 @@ def _link(previous: str, value: Any) -> str:
     return hashlib.sha256(previous.encode() + hashlib.sha256(data).digest()).hexdigest()[:HEX]
 
 
-def row_digest(row: dict[str, Any], near: bool = False) -> Digest:
-    """``[session_id, leaf_id, window, [hash of messages[:1], ..., hash of all], minhash]``,
-    the chain starting from the row's tools; the MinHash (its state, base64) with ``near``."""
-    link = _link("", row.get("tools") or "")
+def row_digest(spec: Dedup, row: dict[str, Any], near: bool = False) -> Digest:
+    """``[key, [hash of links[:1], ..., hash of all], minhash]``, the chain starting from the
+    row's seed columns; the MinHash (its state, base64) with ``near``."""
+    link = _link("", [row.get(c) for c in spec.seed])
     chain = []
-    for message in row["messages"]:
-        link = _link(link, message)
+    for part in spec.links(row):
+        link = _link(link, part)
         chain.append(link)
     return [
-        row["session_id"],
-        row["leaf_id"],
-        row["window"],
+        [row[c] for c in spec.key],
         chain,
-        _minhash(row) if near else None,
+        _minhash(spec.messages(row)) if near else None,
     ]
+
+
+def digests(rows: dict[str, list[dict[str, Any]]], near: bool = False) -> Digests:
+    """The digest of every row of each table ``--dedup`` applies to."""
+    return {
+        name: [row_digest(t.dedup, r, near) for r in rows.get(name, [])]
+        for name, t in TABLES.items()
+        if t.dedup is not None
+    }
 
 
 def decide(digests: Iterable[Digest], near: float | None = None) -> dict[RowKey, RowKey]:
@@ -108,8 +123,8 @@ def decide(digests: Iterable[Digest], near: float | None = None) -> dict[RowKey,
     unit order: an exact duplicate of an earlier row, or a prefix of another session's row
     (the first such row); with ``near`` (a threshold), also a row as similar as that to an
     earlier row that is kept."""
-    digests = [d for d in digests if d[3]]
-    rows: list[tuple[RowKey, Sequence[str]]] = [((d[0], d[1], int(d[2])), d[3]) for d in digests]
+    digests = [d for d in digests if d[1]]
+    rows: list[tuple[RowKey, Sequence[str]]] = [(tuple(d[0]), d[1]) for d in digests]
     first_whole: dict[str, RowKey] = {}
     # a proper prefix's hash -> the first row it begins, and the first of another session
     holders: dict[str, list[RowKey]] = {}
@@ -147,9 +162,9 @@ def _near(
     lsh = _rensa().RMinHashLSH(threshold=threshold, num_perm=NUM_PERM, num_bands=BANDS)
     kept: dict[int, Any] = {}
     for i, (key, d) in enumerate(zip(keys, digests, strict=True)):
-        if key in dropped or d[4] is None:
+        if key in dropped or d[2] is None:
             continue
-        m = _restored(d[4])
+        m = _restored(d[2])
         similar = sorted(j for j in lsh.query(m) if m.jaccard(kept[j]) >= threshold)
         if similar:
             dropped[key] = keys[similar[0]]
@@ -158,19 +173,21 @@ def _near(
             lsh.insert(i, m)
 
 
-def report(dropped: dict[RowKey, RowKey]) -> dict[str, Any]:
-    """The manifest's ``dedup`` block: how many rows were left out, and which (listed up to
-    ``LISTED``), each with the row it is a duplicate of."""
-    listed = sorted(dropped.items())[:LISTED]
-    return {
-        "dropped": len(dropped),
-        "rows": [
-            {
-                "session_id": k[0],
-                "leaf_id": k[1],
-                "window": k[2],
-                "duplicate_of": {"session_id": d[0], "leaf_id": d[1], "window": d[2]},
-            }
-            for k, d in listed
-        ],
-    }
+def report(dropped: dict[str, dict[RowKey, RowKey]]) -> dict[str, Any]:
+    """The manifest's ``dedup`` block: per table, how many rows were left out, and which
+    (listed up to ``LISTED``), each with the row it is a duplicate of, by its key columns."""
+    out: dict[str, Any] = {}
+    for name, t in TABLES.items():
+        if t.dedup is None:
+            continue
+        rows = dropped.get(name, {})
+        columns = t.dedup.key
+        out[name] = {
+            "dropped": len(rows),
+            "rows": [
+                {**dict(zip(columns, k, strict=True)),
+                 "duplicate_of": dict(zip(columns, d, strict=True))}
+                for k, d in sorted(rows.items())[:LISTED]
+            ],
+        }  # fmt: skip
+    return out

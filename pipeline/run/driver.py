@@ -146,6 +146,8 @@ def assemble_outputs(
             if progress:
                 progress(len(written), len(tasks), "shards")
         facts = assembly.facts(tasks, written)
+        for task, shard in zip(tasks, written, strict=True):
+            result.ledger.unredacted(task.table, shard.get("dropped_placeholders", {}))
         errors = [asdict(e) for e in result.errors]
         row_group_bytes = (settings or RunSettings()).row_group_bytes
         write_single(out / "errors.parquet", to_table("errors", errors), row_group_bytes)
@@ -196,7 +198,8 @@ def run_export(
                 target, result, assembly, shard_executor, progress, run.settings
             )
         result.ledger.check()  # every session read was exported or failed
-        result.ledger.add("sft_rows_dropped_duplicate", len(assembly.dropped))
+        result.ledger.add("sft_rows_dropped_duplicate", len(assembly.dropped.get("sft", {})))
+        result.ledger.add("pairs_dropped_duplicate", len(assembly.dropped.get("preferences", {})))
         content = result.manifest(
             options, run, version, redactor, facts, dedup=dedup.report(assembly.dropped)
         )

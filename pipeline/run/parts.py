@@ -20,7 +20,7 @@ from ..outputs.tables_info import table_facts
 from ..tables import CONFIGS, TABLES, Row
 from ..tables.tool_schemas import Shapes, call_shapes, merge, schemas
 from .batches import Batch, batch_key
-from .dedup import Digest, RowKey, decide, row_digest
+from .dedup import Digests, RowKey, decide, digests
 from .results import BatchResult, PartAudit, PartFacts, UnitResult
 
 JSON = Any
@@ -43,14 +43,13 @@ def redact_errors(r: Redactor, result: UnitResult) -> None:
 
 def write_parts(
     out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]], audit: bool, dedup: str
-) -> tuple[PartFacts, PartAudit, list[Digest], Shapes]:
+) -> tuple[PartFacts, PartAudit, Digests, Shapes]:
     """Part ``seq`` of the batch: a file per table it holds rows of; returns their facts,
     with ``audit`` the placeholders per rule in each (counted in the table written), and
-    with ``dedup`` the digest of each ``sft`` row."""
+    with ``dedup`` the digest of each row of the tables it applies to."""
     facts: PartFacts = {}
     found: PartAudit = {}
-    near = dedup == "near"
-    digests = [row_digest(r, near) for r in rows.get("sft", [])] if dedup != "off" else []
+    held = digests(rows, dedup == "near") if dedup != "off" else {}
     for name in TABLES:
         path = part_path(out, batch_key(batch), seq, name)
         if rows[name]:
@@ -60,7 +59,7 @@ def write_parts(
                 found[name] = dict(sorted(counts.items()))
         else:  # no part for no rows (most batches have no outcomes); a stale one must not stay
             path.unlink(missing_ok=True)
-    return facts, found, digests, call_shapes(rows.get("sft", []))
+    return facts, found, held, call_shapes(rows.get("sft", []))
 
 
 class Assembly:
@@ -71,8 +70,8 @@ class Assembly:
     def __init__(self, out: Path, settings: RunSettings, near: float | None = None) -> None:
         self.out, self.near = out, near
         self.plans = {name: ShardPlan(out, name, settings) for name in CONFIGS}
-        self.digests: list[Digest] = []  # every sft row's, in unit order
-        self.dropped: dict[RowKey, RowKey] = {}
+        self.digests: Digests = {}  # every row's, per table, in unit order
+        self.dropped: dict[str, dict[RowKey, RowKey]] = {}  # per table
         self.shapes: Shapes = {}  # every call's, merged in unit order
         self.inferred: dict[tuple[str, str], str] = {}
 
@@ -82,23 +81,26 @@ class Assembly:
                 path = part_path(self.out, batch_key(result.batch), seq, name)
                 self.plans[name].add(path, rows, nbytes)
         for part in result.digests:
-            self.digests.extend(part)
+            for name, held in part.items():
+                self.digests.setdefault(name, []).extend(held)
         for shapes in result.shapes:
             merge(self.shapes, shapes)
 
     def tasks(self) -> list[ShardTask]:
-        """Every shard to write, largest first (so the workers finish together); the ``sft``
-        rows held twice (``dedup.decide``) are left out of theirs."""
-        self.dropped = decide(self.digests, self.near)
+        """Every shard to write, largest first (so the workers finish together); the rows
+        held twice (``dedup.decide``) are left out of theirs, and the rows whose store
+        recorded no tools get the inferred ones."""
+        self.dropped = {name: decide(held, self.near) for name, held in self.digests.items()}
         self.inferred = schemas(self.shapes)
-        drop = tuple(sorted(self.dropped))
         tools = tuple(sorted(self.inferred.items()))
         tasks = []
         for plan in self.plans.values():
+            spec = TABLES[plan.name].dedup
+            drop = tuple(sorted(self.dropped.get(plan.name, {})))
             for task in plan.tasks():
-                if task.table == "sft":
-                    task = replace(task, drop=drop, tools=tools)
-                elif task.table == "trajectories":
+                if drop and spec is not None:
+                    task = replace(task, key=spec.key, drop=drop)
+                if plan.name in ("sft", "trajectories"):
                     task = replace(task, tools=tools)
                 tasks.append(task)
         return sorted(tasks, key=lambda t: t.nbytes, reverse=True)

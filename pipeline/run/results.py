@@ -17,7 +17,7 @@ from ..options import ExportOptions, RunOptions
 from ..stores import SKIPS_LISTED, Unit
 from ..tables.tool_schemas import Shapes
 from .batches import Batch
-from .dedup import Digest
+from .dedup import Digests
 from .ledger import Ledger
 from .stats import Stats
 
@@ -78,8 +78,8 @@ class BatchResult:
     parts: list[PartFacts] = field(default_factory=list)
     #: each part's redaction audit, in the order of ``parts``
     audit: list[PartAudit] = field(default_factory=list)
-    #: each part's ``sft`` row digests (``dedup.row_digest``; none with ``--dedup off``)
-    digests: list[list[Digest]] = field(default_factory=list)
+    #: each part's row digests per table (``dedup.digests``; none with ``--dedup off``)
+    digests: list[Digests] = field(default_factory=list)
     #: each part's tool-call shapes (``tool_schemas.call_shapes`` of its ``sft`` rows)
     shapes: list[Shapes] = field(default_factory=list)
     #: the process that ran the batch (its marker says so; no data file does)
@@ -103,6 +103,8 @@ class BatchResult:
             return None
         if "shapes" not in d or not all(isinstance(u, dict) and "ledger" in u for u in d["units"]):
             return None
+        if not all(isinstance(p, dict) for p in d.get("digests", [])):
+            return None  # digests of sft rows alone, before pairs had any: run it again
         return cls.from_json(batch, d)
 
     @classmethod
@@ -217,7 +219,7 @@ class RunResult:
                 for path, reason in self.skipped[:SKIPS_LISTED]
             ],
             "redaction": redaction_report(options, self.ledger),
-            "dedup": dedup or {"dropped": 0, "rows": []},
+            "dedup": dedup or {},
             "settings": how.settings.to_json(),
             "stages": {k: v.to_json() for k, v in self.stats.stages.items()},
             "tables": tables or {},

@@ -24,6 +24,21 @@ Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class Dedup:
+    """How ``--dedup`` tells two rows of a table apart (``run/dedup.py``)."""
+
+    #: the columns that name a row, the session id first (a row held inside another
+    #: session's row is subsumed by it)
+    key: tuple[str, ...]
+    #: the columns hashed before the links (rows that differ in them are never equal)
+    seed: tuple[str, ...]
+    #: a row's parts in order: every prefix is hashed, the whole row last
+    links: Callable[[Row], list[Any]]
+    #: the messages ``--dedup near`` compares by their words
+    messages: Callable[[Row], list[Any]]
+
+
+@dataclass(frozen=True)
 class Table:
     """One dataset config: ``data/<name>/*.parquet``."""
 
@@ -32,3 +47,4 @@ class Table:
     description: str  # one line for the dataset card
     rows: Callable[[SessionExport, Counter[str]], Iterable[Row]]  # may count into the unit's stats
     per: Literal["trajectory", "session"] = "trajectory"
+    dedup: Dedup | None = None  # ``--dedup`` leaves out the rows it holds twice

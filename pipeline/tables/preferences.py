@@ -18,7 +18,7 @@ from trajset.schemas.session import Session
 from trajset.schemas.tables import PREFERENCES
 
 from ..jsonio import content_hash
-from .base import Row, Table
+from .base import Dedup, Row, Table
 
 GRANULARITIES = ("turn", "trajectory")
 
@@ -183,4 +183,10 @@ TABLE = Table(
     "pairs from abandoned branches: `prompt`/`chosen`/`rejected` (DPO, KTO, reward models)",
     iter_rows,
     per="session",
+    dedup=Dedup(
+        key=("session_id", "pair_id"),
+        seed=("tools", "granularity"),
+        links=lambda r: [r["prompt"], r["chosen"], r["rejected"]],  # equal, or not: no prefixes
+        messages=lambda r: [*r["prompt"], *r["chosen"], *r["rejected"]],
+    ),
 )

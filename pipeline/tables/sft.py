@@ -19,7 +19,7 @@ from trajset.schemas.entries import CompactionEntry
 from trajset.schemas.records import ExportedTrajectory, ForkPrompt, SessionExport, Trajectory
 from trajset.schemas.tables import SFT
 
-from .base import Row, Table
+from .base import Dedup, Row, Table
 from .messages import fork_prompt, function_tools, tools_source
 from .quality import quality, windows
 
@@ -85,4 +85,10 @@ TABLE = Table(
     "the training view: one row per context window of each preferred path (a compaction starts "
     "a new window); `trainable` marks the model's own answers in that window",
     rows,
+    dedup=Dedup(
+        key=("session_id", "leaf_id", "window"),
+        seed=("tools",),
+        links=lambda r: r["messages"],  # a row inside another row is a prefix of its messages
+        messages=lambda r: r["messages"],
+    ),
 )
