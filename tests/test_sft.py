@@ -123,3 +123,36 @@ def test_recorded_tools_are_kept(tmp_path: Path) -> None:
         path = paths[(r["session_id"], r["leaf_id"])]
         assert path["tools_source"] == "recorded" and path["tools"] == r["tools"]
         assert all(t["function"]["description"] for t in json.loads(r["tools"]))
+
+
+def test_calls_that_do_not_fit_the_recorded_tools_are_counted(tmp_path: Path) -> None:
+    """A store's own definitions: a call of a tool it never defined and one whose argument
+    has the wrong type are counted; a call that fits, an enum and all, is not."""
+    from .builder import SessionBuilder
+
+    b = SessionBuilder("0199a1b2-0000-7000-8000-0000000000c1", hashes=False)
+    schema = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "mode": {"enum": ["r", "w"]}},
+        "required": ["path"],
+    }
+    b.config(tools_added=[{"type": "function", "name": "open", "parameters": schema}])
+    b.user("open three files")
+    b.respond(calls=[("c1", "open", {"path": "a", "mode": "r"}),
+                     ("c2", "open", {"path": 3}),
+                     ("c3", "delete", {"path": "a"})])  # fmt: skip
+    for cid in ("c1", "c2", "c3"):
+        b.tool_output(cid, "ok")
+    b.respond(text="Done.")
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "s.jsonl").write_text(b.text())
+    out = tmp_path / "out"
+    run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    assert {k: counts[k] for k in counts if k.startswith("tool_calls_")} == {
+        "tool_calls_unknown_tool": 1,
+        "tool_calls_outside_schema": 1,
+        "tool_calls_schema_invalid": 0,
+    }
+    assert _rows(out, "sft")[0]["tools_source"] == "recorded"

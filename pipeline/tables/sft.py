@@ -22,6 +22,7 @@ from trajset.schemas.tables import SFT
 from .base import Dedup, Row, Table
 from .messages import fork_prompt, function_tools, tools_source
 from .quality import quality, windows
+from .tool_schemas import misfits
 
 
 def compaction_parents(t: Trajectory) -> Iterator[str]:
@@ -76,6 +77,7 @@ def trajectory_rows(et: ExportedTrajectory) -> list[Row]:
 def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
     out = [r for et in export.kept if et.trajectory.is_preferred for r in trajectory_rows(et)]
     stats["sft_rows"] += len(out)
+    stats.update(misfits(out))
     return out
 
 

@@ -9,13 +9,18 @@ over the store in unit order, they become one JSON Schema per tool
 (``schemas``): a property's type is every type it was seen with, ``required``
 the properties present in every call.  The shard writer puts them into the
 ``tools`` of each ``sft`` and ``trajectories`` row whose store recorded no
-tools (``tools_source: inferred``).
+tools (``tools_source: inferred``).  Every call fits those by construction; a call
+in a row with recorded tools is checked against them with ``jsonschema``
+(``misfits``: a store's own definitions can be any JSON Schema), and the ones
+that do not fit are counted in the manifest.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from ..jsonio import dumps_compact
@@ -96,3 +101,60 @@ def schemas(shapes: Shapes) -> dict[tuple[str, str], str]:
                 defs.append({"function": fn, "type": "function"})
             out[(agent, version)] = dumps_compact(defs)
     return out
+
+
+#: the manifest counts of calls that do not fit their recorded tools, by reason
+MISFITS = ("tool_calls_unknown_tool", "tool_calls_outside_schema", "tool_calls_schema_invalid")
+
+
+@lru_cache(maxsize=64)
+def _validators(tools: str) -> dict[str, Any]:
+    """Tool name -> a validator of its parameters (``None``: the schema itself is invalid)."""
+    from jsonschema import exceptions, validators
+
+    out: dict[str, Any] = {}
+    for t in json.loads(tools):
+        fn = t.get("function") or {}
+        schema = fn.get("parameters") or {}
+        cls = validators.validator_for(schema)
+        try:
+            cls.check_schema(schema)
+            out[str(fn.get("name"))] = cls(schema)
+        except exceptions.SchemaError:
+            out[str(fn.get("name"))] = None
+    return out
+
+
+def misfits(rows: Iterable[dict[str, Any]]) -> Counter[str]:
+    """The calls in the rows' trainable answers that do not fit their row's recorded tools,
+    by reason: ``tool_calls_unknown_tool`` (no tool of that name), ``tool_calls_outside_schema``
+    (arguments that are not JSON or do not validate), ``tool_calls_schema_invalid`` (the
+    recorded schema is not a valid JSON Schema)."""
+    out: Counter[str] = Counter(dict.fromkeys(MISFITS, 0))  # zeros too: the manifest says so
+    for row in rows:
+        if row.get("tools_source") != "recorded":
+            continue
+        calls = [
+            c["function"]
+            for m in row["messages"]
+            if m.get("role") == "assistant" and m.get("trainable")
+            for c in m.get("tool_calls") or []
+        ]
+        if not calls:
+            continue
+        checks = _validators(row["tools"])
+        for fn in calls:
+            if fn["name"] not in checks:
+                out["tool_calls_unknown_tool"] += 1
+            elif checks[fn["name"]] is None:
+                out["tool_calls_schema_invalid"] += 1
+            elif not _fits(checks[fn["name"]], fn["arguments"]):
+                out["tool_calls_outside_schema"] += 1
+    return out
+
+
+def _fits(validator: Any, arguments: str) -> bool:
+    try:
+        return bool(validator.is_valid(json.loads(arguments)))
+    except ValueError:
+        return False
