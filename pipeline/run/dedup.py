@@ -89,18 +89,27 @@ def _restored(state: str) -> Any:
     return m
 
 
-def _link(previous: str, value: Any) -> str:
-    data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(previous.encode() + hashlib.sha256(data).digest()).hexdigest()[:HEX]
+def _link(previous: str, value: Any, memo: dict[int, bytes] | None = None) -> str:
+    """The hash of ``previous`` and ``value``; ``memo`` keeps each value's own hash by its id,
+    for values shared by several rows (a fork's prompt is the same list in each of its
+    pairs), alive while the memo is."""
+    inner = memo.get(id(value)) if memo is not None else None
+    if inner is None:
+        inner = hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).digest()
+        if memo is not None:
+            memo[id(value)] = inner
+    return hashlib.sha256(previous.encode() + inner).hexdigest()[:HEX]
 
 
-def row_digest(spec: Dedup, row: dict[str, Any], near: bool = False) -> Digest:
+def row_digest(
+    spec: Dedup, row: dict[str, Any], near: bool = False, memo: dict[int, bytes] | None = None
+) -> Digest:
     """``[key, [hash of links[:1], ..., hash of all], minhash]``, the chain starting from the
     row's seed columns; the MinHash (its state, base64) with ``near``."""
     link = _link("", [row.get(c) for c in spec.seed])
     chain = []
     for part in spec.links(row):
-        link = _link(link, part)
+        link = _link(link, part, memo)
         chain.append(link)
     return [
         [row[c] for c in spec.key],
@@ -111,8 +120,9 @@ def row_digest(spec: Dedup, row: dict[str, Any], near: bool = False) -> Digest:
 
 def digests(rows: dict[str, list[dict[str, Any]]], near: bool = False) -> Digests:
     """The digest of every row of each table ``--dedup`` applies to."""
+    memo: dict[int, bytes] = {}  # the rows hold every value it is keyed by until it goes
     return {
-        name: [row_digest(t.dedup, r, near) for r in rows.get(name, [])]
+        name: [row_digest(t.dedup, r, near, memo) for r in rows.get(name, [])]
         for name, t in TABLES.items()
         if t.dedup is not None
     }
