@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeAlias
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..options import RunSettings
@@ -162,9 +161,10 @@ class _RowGroups:
             pieces.append(table.slice(start, n))
         group = pa.concat_tables(pieces).combine_chunks()
         if self.drop:
-            keep = pa.array([k not in self.drop for k in _keys(group, self.key)])
-            self.dropped_placeholders.update(table_placeholders(group.filter(pc.invert(keep))))
-            group = group.filter(keep)
+            keep = [k not in self.drop for k in _keys(group, self.key)]
+            left_out = group.filter(pa.array([not k for k in keep]))
+            self.dropped_placeholders.update(table_placeholders(left_out))
+            group = group.filter(pa.array(keep))
         if self.tools:
             group = _with_inferred_tools(group, self.tools)
         if not group.schema.equals(self.writer.schema, check_metadata=True):
