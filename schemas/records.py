@@ -90,7 +90,8 @@ class Trajectory:
 
 @dataclass(frozen=True)
 class OutcomeRecord:
-    """An outcome entry and the leaves whose path holds its target (all leaves without one)."""
+    """An outcome entry, the leaves whose path holds its target (all leaves without one) and
+    the leaf whose own part it judges."""
 
     entry_id: str
     kind: str
@@ -100,6 +101,8 @@ class OutcomeRecord:
     label: str | None
     details: str | None  # JSON text
     leaf_ids: tuple[str, ...]
+    #: the leaf whose own part (below its last fork) the outcome is located on, if any
+    own_leaf: str | None = None
 
     @cached_property
     def leaf_set(self) -> frozenset[str]:

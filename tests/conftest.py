@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -37,3 +38,15 @@ def session_file(name: str) -> Path:
     base = UPSTREAM / "agentsession" / "testdata" / "sessions"
     v04 = base / "v0.4" / f"{name}.jsonl"
     return v04 if v04.exists() else base / f"{name}.jsonl"
+
+
+def benchmark_corpus() -> Any:
+    """``benchmarks/corpus.py`` (the generated stores tests share with the benchmarks)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "corpus.py"
+    spec = importlib.util.spec_from_file_location("trajset_benchmark_corpus", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

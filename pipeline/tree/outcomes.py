@@ -36,8 +36,26 @@ def _spans(session: Session) -> dict[str, tuple[int, int]]:
     return spans
 
 
+def own_leaves(session: Session) -> dict[str, str]:
+    """Entry -> the leaf whose own part holds it, for the entries of an own part.
+
+    A trajectory's own part is its path below its last fork (the whole path where it has
+    none): the entries no other trajectory shares.  An entry belongs to the part that
+    starts at the nearest entry at or above it whose parent is a fork (or that is a root);
+    the fork itself belongs to the part above it, shared by the branches below."""
+    start: dict[str, str] = {}
+    for e in session.entries:  # parents come before their children
+        parent = e.parent
+        shared = parent in start and len(session.children_of.get(parent or "", ())) == 1
+        start[e.id] = start[parent] if shared and parent else e.id
+    leaf_of = {start[leaf]: leaf for leaf in session.leaves() if leaf in start}
+    return {eid: leaf_of[s] for eid, s in start.items() if s in leaf_of}
+
+
 def outcome_records(session: Session) -> list[OutcomeRecord]:
-    """Every outcome entry, in file order, with the leaves whose path holds its target."""
+    """Every outcome entry, in file order, with the leaves whose path holds its target and
+    the leaf whose own part it is located on (at its target, else at itself)."""
+    owner = own_leaves(session)
     leaves = session.leaves()
     spans: dict[str, tuple[int, int]] | None = None
     out = []
@@ -66,6 +84,7 @@ def outcome_records(session: Session) -> list[OutcomeRecord]:
                 label=b.label or None,
                 details=dumps_compact(e.raw.get("details")) if "details" in e.raw else None,
                 leaf_ids=applies,
+                own_leaf=owner.get(target or e.id),
             )
         )
     return out
@@ -74,10 +93,12 @@ def outcome_records(session: Session) -> list[OutcomeRecord]:
 def leaf_outcome(
     leaf: str, outcomes: Iterable[OutcomeRecord]
 ) -> tuple[float | None, bool | None, str | None]:
-    """(score, pass, label) of ``leaf``: the latest applying outcome (file order) decides each."""
+    """(score, pass, label) of ``leaf``'s trajectory: the latest outcome (file order) located
+    on its own part decides each.  An outcome on the shared prefix judges what the branches
+    share, not any one of them (README, terminology: score)."""
     score = passed = label = None
     for o in outcomes:
-        if leaf in o.leaf_set:
+        if o.own_leaf == leaf:
             score = o.score if o.score is not None else score
             passed = o.passed if o.passed is not None else passed
             label = o.label if o.label is not None else label

@@ -1,8 +1,11 @@
 """Branch-preference policies (spec §7.2): which child of a fork was preferred.
 
-A policy answers with a child id, or ``""`` for no opinion; policies are
-asked in the order given and the first decisive one wins, ``latest``
-deciding when none does.  ``POLICIES`` is the registry (name -> class, and
+A policy answers with the children it finds best: one decides, none is no
+opinion, several are a tie.  Policies are asked in the order given; the first
+decisive one wins, a tie leaves the next ones (and at last ``latest``) to
+decide among the tied children only, so a tie between two branches scored
+1.0 never goes to a third scored 0.0.  (The reference asks each function
+over every child; it differs only where a policy ties.)  ``POLICIES`` is the registry (name -> class, and
 whether the name takes an argument, as in ``label:NAME``); a new policy is
 one module here, one registry line and one test file.
 """
@@ -27,7 +30,7 @@ class Policy(Protocol):
     @property
     def arg(self) -> str: ...
 
-    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> str: ...
+    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> list[str]: ...
 
 
 #: ``--prefer`` name -> (policy class, takes an argument)
@@ -66,10 +69,12 @@ def choose(index: TreeIndex, fork: str, policies: Sequence[Policy]) -> tuple[str
     """(preferred child, the ``--prefer`` spelling of the policy that decided) at ``fork``."""
     children = index.session.children(fork)
     for policy in policies:
-        pick = policy.choose(index, fork, children)
-        if pick and pick in children:
-            return pick, policy_label(policy)
-    return PreferLatest().choose(index, fork, children), "latest"
+        picked = [c for c in policy.choose(index, fork, children) if c in children]
+        if len(picked) == 1:
+            return picked[0], policy_label(policy)
+        if picked:  # a tie: the rest decide among the tied children
+            children = picked
+    return PreferLatest().choose(index, fork, children)[0], "latest"
 
 
 __all__ = ["POLICIES", "Policy", "TreeIndex", "choose", "parse_policy", "policy_label", "spellings"]

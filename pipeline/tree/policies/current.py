@@ -12,5 +12,6 @@ class PreferCurrent:
     arg: str = ""
     name: str = "current"
 
-    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> str:
-        return index.child_towards(fork, index.session.current_leaf())
+    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> list[str]:
+        towards = index.child_towards(fork, index.session.current_leaf())
+        return [towards] if towards in children else []

@@ -1,4 +1,5 @@
-"""``label:NAME``: the only child whose subtree holds an entry currently labelled NAME."""
+"""``label:NAME``: the children whose subtree holds an entry currently labelled NAME (more
+than one is a tie, which the next policies decide among them)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ class PreferLabel:
     arg: str  # the label name
     name: str = "label"
 
-    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> str:
+    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> list[str]:
         marked = index.labelled(self.arg)
-        hits = [c for c in children if c in marked]
-        return hits[0] if len(hits) == 1 else ""
+        return [c for c in children if c in marked]

@@ -12,5 +12,5 @@ class PreferLatest:
     arg: str = ""
     name: str = "latest"
 
-    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> str:
-        return max(children, key=lambda c: index.latest[c])
+    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> list[str]:
+        return [max(children, key=lambda c: index.latest[c])]

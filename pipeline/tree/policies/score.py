@@ -1,4 +1,5 @@
-"""``score``: the child with the strictly highest outcome score in its subtree."""
+"""``score``: the child with the highest outcome score located in its subtree (several tied
+at the top are a tie, which the next policies decide among them, never another child)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ class PreferScore:
     arg: str = ""
     name: str = "score"
 
-    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> str:
+    def choose(self, index: TreeIndex, fork: str, children: list[str]) -> list[str]:
         best = index.best_score
-        scored = sorted(((best[c], c) for c in children if c in best), reverse=True)
-        if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
-            return ""
-        return scored[0][1]
+        scored = [c for c in children if c in best]
+        top = max((best[c] for c in scored), default=None)
+        return [c for c in scored if best[c] == top]
