@@ -440,9 +440,12 @@ def synthetic_session(
     fork_rate: float = 0.3,
     secrets: bool = True,
     tool_output_bytes: int = 0,
+    compact_every: int = 0,
 ) -> SessionBuilder:
     """A coding-agent-like session with tool calls, forks, outcomes and a few secret-looking
-    strings; ``tool_output_bytes`` sets the mean size of a tool output (0: a few lines)."""
+    strings; ``tool_output_bytes`` sets the mean size of a tool output (0: a few lines);
+    ``compact_every`` N > 0 compacts the main line before every Nth turn, keeping the turn
+    before (so the answers regenerated earlier fork before a compaction)."""
     sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
     b = SessionBuilder(
         sid,
@@ -453,8 +456,11 @@ def synthetic_session(
     )
     b.config(model="gpt-5", instructions=_sentence(rng, 12), tools_added=[BASH, READ])
     forks: list[str] = []
+    last_user = ""
     for t in range(turns):
-        b.user(_sentence(rng, rng.randint(8, 40)))
+        if compact_every and t and t % compact_every == 0:
+            _compact(b, last_user, t)
+        last_user = b.user(_sentence(rng, rng.randint(8, 40)))
         call = f"call_{t}"
         b.respond(
             reasoning=_sentence(rng, 15),
@@ -481,6 +487,18 @@ def synthetic_session(
     return b
 
 
+def _compact(b: SessionBuilder, first_kept: str, t: int) -> None:
+    summary = f"Summary of turns 0-{t - 1}: the user ran tests and the agent answered."
+    b.add(
+        "compaction",
+        first_kept=first_kept,
+        summary={"type": "message", "role": "system",
+                 "content": [{"type": "input_text", "text": summary}]},
+        config={"model": "gpt-5"},
+        tokens_before=2000 * t,
+    )  # fmt: skip
+
+
 def build_corpus(
     dest: Path,
     sessions: int,
@@ -489,6 +507,7 @@ def build_corpus(
     turns: int = 8,
     fork_rate: float = 0.3,
     tool_output_bytes: int = 0,
+    compact_every: int = 0,
 ) -> int:
     """Write ``sessions`` synthetic session files under ``dest``; return the bytes written.
     The defaults give the corpus every earlier measurement used (same seed, same bytes)."""
@@ -497,7 +516,12 @@ def build_corpus(
     total = 0
     for i in range(sessions):
         b = synthetic_session(
-            rng, i, turns=turns, fork_rate=fork_rate, tool_output_bytes=tool_output_bytes
+            rng,
+            i,
+            turns=turns,
+            fork_rate=fork_rate,
+            tool_output_bytes=tool_output_bytes,
+            compact_every=compact_every,
         )
         total += _write(dest, b).stat().st_size
     return total
@@ -520,6 +544,10 @@ def main() -> None:
         "--format", choices=["agentsession", "einox"], default="agentsession",
         help="store kind of the corpus (einox: einox_corpus.py)",
     )  # fmt: skip
+    ap.add_argument(
+        "--compact-every", type=int, default=0,
+        help="compact the main line before every Nth turn (agentsession only; 0: never)",
+    )  # fmt: skip
     ap.add_argument("--clean", action="store_true", help="remove DEST first")
     args = ap.parse_args()
     if args.clean and args.dest.exists():
@@ -529,6 +557,7 @@ def main() -> None:
             print(p)
     else:
         build = build_corpus if args.format == "agentsession" else _einox()
+        extra = {"compact_every": args.compact_every} if args.compact_every else {}
         size = build(
             args.dest,
             args.sessions,
@@ -536,6 +565,7 @@ def main() -> None:
             turns=args.turns,
             fork_rate=args.fork_rate,
             tool_output_bytes=int(args.tool_output_kb * 1024),
+            **extra,
         )
         print(f"{size} bytes")
 

@@ -141,6 +141,10 @@ class ExportedTrajectory:
     #: a preferred path's context windows before its last compaction, as the model saw each
     #: (the ``sft`` table's earlier rows; the trajectory's own messages are its last window)
     windows: list[ForkPrompt | None] = field(default_factory=list)
+    #: what the path said after its first fork where ``messages`` (the last window) do not
+    #: hold it all: a branch compacted after a fork (``preferences.said``); pairs cut sides
+    #: from it
+    side: list[Anchored] | None = None
 
 
 @dataclass

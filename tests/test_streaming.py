@@ -234,7 +234,9 @@ def _trimmed(export: Any) -> Any:
     """The export with each kept trajectory holding only what its session's pairs take."""
     sides = PairSides(export.session, export.source.decisions)
     kept = [
-        replace(et, messages=sides.messages(et.trajectory.leaf_id, et.messages))
+        replace(
+            et, messages=sides.messages(et.trajectory.leaf_id, et.side or et.messages), side=None
+        )
         for et in export.kept
     ]
     return replace(export, kept=kept)

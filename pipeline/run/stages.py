@@ -38,6 +38,7 @@ from ..outputs.documents import prepare_document
 from ..stores import Unit, linked_sessions, load_unit
 from ..tables import where as where_filter
 from ..tables.messages import document_messages, fork_prompt
+from ..tables.preferences import said
 from ..tables.sft import earlier_windows
 from ..tables.trajectories import scalars
 from ..tree import TreeIndex, decide, outcome_records, trajectories
@@ -182,7 +183,9 @@ def _export_one(
     windows = earlier_windows(t, rt.max_media_bytes)
     for w in windows:  # written beside the document (media are named by their content)
         media = {**media, **w.media} if w is not None else media
-    return ExportedTrajectory(t, name, doc, media, messages, windows), omitted
+    side, side_media = said(t, messages, rt.max_media_bytes)
+    media = {**media, **side_media} if side_media else media
+    return ExportedTrajectory(t, name, doc, media, messages, windows, side), omitted
 
 
 def export(scope: UnitScope, items: Iterable[SessionTrajectories]) -> Iterator[SessionExport]:

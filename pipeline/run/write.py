@@ -82,10 +82,10 @@ def _handed_on(rows: Rows) -> TableRows:
 
 def _released(et: ExportedTrajectory, sides: PairSides) -> ExportedTrajectory:
     """The trajectory without its document and media (written already) and its context's
-    items and entries, and of its messages only those a pair of its session takes."""
+    items and entries, and of what it said only what a pair of its session takes."""
     t = et.trajectory
     context = replace(t.context, items=[], entries=[], item_entries=[])
-    messages = sides.messages(t.leaf_id, et.messages)
+    messages = sides.messages(t.leaf_id, et.side or et.messages)
     return replace(
         et,
         trajectory=replace(t, context=context),
@@ -93,6 +93,7 @@ def _released(et: ExportedTrajectory, sides: PairSides) -> ExportedTrajectory:
         media={},
         messages=messages,
         windows=[],
+        side=None,
     )
 
 

@@ -141,16 +141,27 @@ def tools_source(tools: str) -> str:
     return "recorded" if tools != "[]" else "inferred"
 
 
-def fork_prompt(
-    session: Session, fork: str, max_media_bytes: int | None = None
-) -> ForkPrompt | None:
-    """The context at ``fork`` as messages (through the ATIF mapping, as every side is)."""
+def context_messages(
+    session: Session, at: str, max_media_bytes: int | None = None
+) -> tuple[list[Anchored], Settings, dict[str, bytes]] | None:
+    """The context at entry ``at`` as anchored messages (through the ATIF mapping, as every
+    document is), its settings and spilled media; None when the context does not build."""
     try:
-        ctx = build_context(session.path(fork))
+        ctx = build_context(session.path(at))
         doc, media, _ = spill_media(  # the documents report what is omitted
-            to_atif(Trajectory(session, fork, ctx, main=False)), max_media_bytes
+            to_atif(Trajectory(session, at, ctx, main=False)), max_media_bytes
         )
     except (ContextError, SpillError):
         return None
-    messages = [m for m, _ in document_messages(doc, ctx.settings.instructions)]
-    return ForkPrompt(messages, function_tools(ctx.settings), media)
+    return document_messages(doc, ctx.settings.instructions), ctx.settings, media
+
+
+def fork_prompt(
+    session: Session, fork: str, max_media_bytes: int | None = None
+) -> ForkPrompt | None:
+    """The context at ``fork`` as messages, the tools in force and the media."""
+    built = context_messages(session, fork, max_media_bytes)
+    if built is None:
+        return None
+    messages, settings, media = built
+    return ForkPrompt([m for m, _ in messages], function_tools(settings), media)

@@ -13,12 +13,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from trajset.schemas.records import Anchored, ForkDecision, ForkPrompt, Message, SessionExport
+from trajset.schemas.records import (
+    Anchored,
+    ForkDecision,
+    ForkPrompt,
+    Message,
+    SessionExport,
+    Trajectory,
+)
 from trajset.schemas.session import Session
 from trajset.schemas.tables import PREFERENCES
 
 from ..jsonio import content_hash
 from .base import Dedup, Row, Table
+from .messages import context_messages
+from .quality import windows
 
 GRANULARITIES = ("turn", "trajectory")
 
@@ -60,11 +69,48 @@ class PairSides:
                     self.first_fork[leaf] = fork
 
     def messages(self, leaf: str, messages: list[Anchored]) -> list[Anchored]:
+        """Of the leaf's messages (``ExportedTrajectory.side``), those after its first fork."""
         fork = self.first_fork.get(leaf)
         if fork is None:
             return []
         before = {e.id for e in self.session.path(fork)}
         return [(m, anchor) for m, anchor in messages if anchor not in before]
+
+
+def said(
+    t: Trajectory, messages: list[Anchored], max_media_bytes: int | None = None
+) -> tuple[list[Anchored] | None, dict[str, bytes]]:
+    """What the path said after its first fork, from the tree, when its document's
+    ``messages`` do not hold it all (None otherwise), and the media that took.
+
+    A document holds the last window only, so a branch compacted after a fork gets each
+    earlier window's own messages from that window's context: each window gives the
+    entries it adds, never its copied context (a summary, a kept tail).  A pair's side is
+    cut from these, so it starts with what the branch said first."""
+    session = t.session
+    path = session.path(t.leaf_id)
+    first = next((i for i, e in enumerate(path[:-1]) if len(session.children(e.id)) > 1), None)
+    parts = list(windows(path))
+    if first is None or len(parts) == 1:
+        return None, {}
+    before = {e.id for e in path[: first + 1]}
+    if all(e.id in before for e in parts[-2]):
+        return None, {}  # every entry after the fork is in the last window
+    out: list[Anchored] = []
+    media: dict[str, bytes] = {}
+    for i, part in enumerate(parts):
+        own = {e.id for e in part if e.type != "compaction"} - before
+        if not own:
+            continue
+        if i == len(parts) - 1:
+            taken = messages
+        elif (built := context_messages(session, part[-1].id, max_media_bytes)) is None:
+            continue  # the window does not build: its leaf's error says why
+        else:
+            taken, _, window_media = built
+            media.update(window_media)
+        out += [(m, a) for m, a in taken if a in own]
+    return out, media
 
 
 def _depth(session: Session, entry: str, memo: dict[str, int]) -> int:
@@ -156,7 +202,7 @@ def iter_rows(export: SessionExport, stats: Counter[str]) -> Iterator[Row]:
     """``rows`` one pair at a time (a session's pairs can be many times its documents, so
     the run spills them as they come); counts once they are all taken."""
     counts = Counter(built=0, dropped_identical=0, dropped_unexported=0)
-    leaf_msgs = {et.trajectory.leaf_id: et.messages for et in export.kept}
+    leaf_msgs = {et.trajectory.leaf_id: et.side or et.messages for et in export.kept}
     leaves: dict[str, str] = {}  # entry -> its preferred leaf, shared by the session's forks
     for fork, d in export.source.decisions.items():
         prompt = export.prompts.get(fork)
