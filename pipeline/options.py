@@ -77,11 +77,14 @@ EXPORT_KEYS: dict[str, type] = {
     "max_media_bytes": int,
     "dedup": str,
     "dedup_threshold": float,
+    "kto_from": str,
 }
 
 
 #: ``--dedup`` modes
 DEDUP_MODES = ("exact", "near", "off")
+#: ``--kto-from`` sources of the ``kto`` rows
+KTO_SOURCES = ("pairs", "outcomes")
 
 TYPE_NAMES = {
     list: "an array",
@@ -109,6 +112,7 @@ class ExportOptions:
     max_media_bytes: int | None = None  # larger media stay references, not files
     dedup: str = "exact"  # sft rows held twice: exact (duplicates and prefixes) | near | off
     dedup_threshold: float = 0.8  # with near: the estimated Jaccard similarity that holds a row
+    kto_from: str = "pairs"  # the kto rows: the pairs' sides | the trajectories' pass verdicts
 
     def policies(self) -> list[Policy]:
         return [parse_policy(p) for p in self.prefer]
@@ -247,11 +251,17 @@ def _secrets(literal: list[str], env_vars: list[str]) -> list[str]:
     return values
 
 
+def _choice(flags: dict[str, Any], conf: dict[str, Any], key: str, valid: tuple[str, ...]) -> str:
+    """One of ``valid`` (the first by default), from the flag or the config file."""
+    value = str(_pick(flags.get(key), conf, key, valid[0]))
+    if value not in valid:
+        raise UsageError(f"--{key.replace('_', '-')} {value!r}: valid: {', '.join(valid)}")
+    return value
+
+
 def _dedup(flags: dict[str, Any], conf: dict[str, Any]) -> tuple[str, float]:
     """``--dedup`` and ``--dedup-threshold``, checked."""
-    dedup = _pick(flags.get("dedup"), conf, "dedup", "exact")
-    if dedup not in DEDUP_MODES:
-        raise UsageError(f"--dedup {dedup!r}: valid: {', '.join(DEDUP_MODES)}")
+    dedup = _choice(flags, conf, "dedup", DEDUP_MODES)
     threshold = float(_pick(flags.get("dedup_threshold"), conf, "dedup_threshold", 0.8))
     if not 0 < threshold <= 1:
         raise UsageError(f"--dedup-threshold {threshold}: give a similarity above 0, at most 1")
@@ -306,6 +316,7 @@ def resolve(
         max_media_bytes=max_media_bytes,
         dedup=dedup,
         dedup_threshold=threshold,
+        kto_from=_choice(flags, conf, "kto_from", KTO_SOURCES),
     )
     options.policies()  # fail early on a bad --prefer
     run = RunOptions(

@@ -208,6 +208,8 @@ class SessionExport:
     kept: list[ExportedTrajectory] = field(default_factory=list)
     filtered_out: int = 0
     last: bool = True
+    #: where the ``kto`` rows come from (``--kto-from``): ``pairs`` or ``outcomes``
+    kto_from: str = "pairs"
 
     @property
     def session(self) -> Session:

@@ -167,6 +167,20 @@ PREFERENCES = pa.schema(
     ]
 )
 
+KTO = pa.schema(
+    [
+        pa.field("kto_id", pa.string(), nullable=False),
+        pa.field("session_id", pa.string(), nullable=False),
+        pa.field("leaf_id", pa.string()),
+        pa.field("source", pa.string()),  # pair | outcome
+        pa.field("granularity", pa.string()),  # of the pair; null for an outcome row
+        pa.field("prompt", MESSAGES),
+        pa.field("completion", MESSAGES),
+        pa.field("label", pa.bool_()),
+        pa.field("tools", pa.string()),
+    ]
+)
+
 ERRORS = pa.schema(
     [
         pa.field("source", pa.string()),

@@ -55,28 +55,113 @@ def _tokenizer(texts: list[str]) -> Any:
     return fast
 
 
-def _train_one_sft_step(dataset: Any, tmp_path: Path) -> float:
+def _model(tokenizer: Any) -> Any:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
-    from trl import SFTConfig, SFTTrainer
 
     torch.manual_seed(0)
-    tokenizer = _tokenizer(_texts(dataset))
     config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=8192,
         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
     )  # fmt: skip
+    return LlamaForCausalLM(config)
+
+
+def _train_one_sft_step(dataset: Any, tmp_path: Path) -> float:
+    from trl import SFTConfig, SFTTrainer
+
+    tokenizer = _tokenizer(_texts(dataset))
     args = SFTConfig(
         output_dir=str(tmp_path / "run"), max_steps=1, per_device_train_batch_size=2,
         max_length=2048, assistant_only_loss=True, report_to=[], save_strategy="no",
         logging_steps=1, use_cpu=True, dataloader_num_workers=0, seed=0,
     )  # fmt: skip
     trainer = SFTTrainer(
-        model=LlamaForCausalLM(config), args=args, train_dataset=dataset,
+        model=_model(tokenizer), args=args, train_dataset=dataset, processing_class=tokenizer
+    )
+    return float(trainer.train().training_loss)
+
+
+def _conversations(rows: Any, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Rows as ``_texts`` reads them: each message column as one conversation."""
+    return [{"tools": r["tools"], "messages": m} for r in rows for c in columns for m in [r[c]]]
+
+
+def _export(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **options: Any) -> Path:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    run_export([source], out, ExportOptions(**options), RunOptions(workers=1))
+    return out
+
+
+def _store(store: str, tmp_path: Path) -> Path:
+    """The generated store (regenerated answers, scored outcomes), or the Claude Code
+    fixtures (real rewinds: pairs of kind ``prompt``)."""
+    if store == "claude-code":
+        return UPSTREAM / "claude-code"
+    from .conftest import benchmark_corpus
+
+    benchmark_corpus().build_corpus(tmp_path / "generated", 6, seed=5, turns=3)
+    return tmp_path / "generated"
+
+
+@pytest.mark.parametrize("store", ["generated", "claude-code"])
+def test_trl_trains_one_dpo_step_on_the_preferences_config(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The card's DPO recipe as written: pairs of both kinds, three columns."""
+    from datasets import load_dataset
+    from trl import DPOConfig, DPOTrainer
+
+    out = _export(_store(store, tmp_path), tmp_path, monkeypatch)
+    pairs = load_dataset(str(out), "preferences", split="train", cache_dir=str(tmp_path / "c"))
+    pairs = pairs.select_columns(["prompt", "chosen", "rejected"])
+    assert len(pairs) >= 2
+    tokenizer = _tokenizer(_texts(_conversations(
+        load_dataset(str(out), "preferences", split="train", cache_dir=str(tmp_path / "c")),
+        ("prompt", "chosen", "rejected"),
+    )))  # fmt: skip
+    args = DPOConfig(
+        output_dir=str(tmp_path / "run"), max_steps=1, per_device_train_batch_size=2,
+        max_length=2048, report_to=[], save_strategy="no", logging_steps=1, use_cpu=True,
+        dataloader_num_workers=0, seed=0,
+    )  # fmt: skip
+    trainer = DPOTrainer(
+        model=_model(tokenizer), ref_model=_model(tokenizer), args=args, train_dataset=pairs,
         processing_class=tokenizer,
     )  # fmt: skip
-    return float(trainer.train().training_loss)
+    loss = float(trainer.train().training_loss)
+    assert math.isfinite(loss) and loss > 0
+
+
+@pytest.mark.parametrize(("store", "kto_from"), [("generated", "pairs"),
+                                                 ("claude-code", "pairs"),
+                                                 ("generated", "outcomes")])  # fmt: skip
+def test_trl_trains_one_kto_step_on_the_kto_config(
+    store: str, kto_from: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datasets import load_dataset
+    from trl import KTOConfig, KTOTrainer
+
+    out = _export(_store(store, tmp_path), tmp_path, monkeypatch, kto_from=kto_from)
+    rows = load_dataset(str(out), "kto", split="train", cache_dir=str(tmp_path / "c"))
+    assert {True, False} <= set(rows["label"]) and set(rows["source"]) == {kto_from[:-1]}
+    tokenizer = _tokenizer(_texts(_conversations(rows, ("prompt", "completion"))))
+    args = KTOConfig(
+        output_dir=str(tmp_path / "run"), max_steps=1, per_device_train_batch_size=2,
+        max_length=2048, report_to=[], save_strategy="no", logging_steps=1, use_cpu=True,
+        dataloader_num_workers=0, seed=0,
+    )  # fmt: skip
+    trainer = KTOTrainer(
+        model=_model(tokenizer), ref_model=_model(tokenizer), args=args,
+        train_dataset=rows.select_columns(["prompt", "completion", "label"]),
+        processing_class=tokenizer,
+    )  # fmt: skip
+    loss = float(trainer.train().training_loss)
+    assert math.isfinite(loss)
 
 
 @pytest.mark.parametrize("store", ["sample", "claude-code"])

@@ -155,7 +155,8 @@ def export(
     dedup: Annotated[
         str | None,
         typer.Option(
-            help="sft rows a store holds twice (a copied session, or one copied and continued): "
+            help="sft rows and pairs a store holds twice (a copied session, or one copied and "
+            "continued): "
             "exact leaves out equal rows and rows that are a prefix of another session's row "
             "(listed in the manifest with duplicate_of); near also rows as similar as "
             "--dedup-threshold to an earlier one (MinHash, pip install 'trajset[near]'); off "
@@ -165,6 +166,14 @@ def export(
     dedup_threshold: Annotated[
         float | None,
         typer.Option(help="With --dedup near: the estimated Jaccard similarity (default 0.8)."),
+    ] = None,
+    kto_from: Annotated[
+        str | None,
+        typer.Option(
+            help="Where the kto rows come from: pairs (each pair's chosen side labelled true, "
+            "its rejected side false) or outcomes (each trajectory's own part, labelled by its "
+            "own pass verdict). Default: pairs."
+        ),
     ] = None,
     max_media_bytes: Annotated[
         int | None,
@@ -183,6 +192,7 @@ def export(
         "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
         "workers": workers, "executor": executor, "ray_address": ray_address, "keep_state": keep_state, "mode": mode, "reader_option": reader_option, "home": home,
         "max_media_bytes": max_media_bytes, "dedup": dedup, "dedup_threshold": dedup_threshold,
+        "kto_from": kto_from,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
     chosen = all_local_stores(stores, store_kind, quiet) if all_local else stores_or_sample(stores)

@@ -12,6 +12,7 @@ import pyarrow as pa
 import yaml
 
 from ..tables import TABLES
+from .recipes import usage
 
 JSON = Any
 
@@ -97,59 +98,16 @@ STAT_KEYS = (
     "trajectories_filtered_out",
     "sft_rows",
     "sft_rows_dropped_duplicate",
+    "sft_rows_dropped_untrainable",
     "steps",
     "outcomes",
     "pairs",
     "pairs_dropped_identical",
     "pairs_dropped_unexported",
     "pairs_dropped_duplicate",
+    "kto_rows",
+    "kto_rows_dropped_duplicate",
 )
-USAGE = """## Usage
-
-```python
-from datasets import load_dataset
-
-sft = load_dataset("PATH_OR_REPO", "sft", split="train")              # the training view
-paths = load_dataset("PATH_OR_REPO", "trajectories", split="train")   # every path, for analysis
-pairs = load_dataset("PATH_OR_REPO", "preferences", split="train")
-good = paths.filter(lambda r: r["outcome_pass"])
-```
-
-`sft` holds the preferred paths only, one row per context window (a compaction starts a new
-window, so no row is longer than what the model saw). In each row `trainable` is true exactly
-on the model's own answers in that window; the copied context (a summary and the kept tail)
-and harness-injected turns are there as context with `trainable: false`. Every answer is
-trainable in exactly one row. `trajectories` keeps every root-to-leaf path whole, abandoned
-branches included: training on it trains shared prefixes once per branch.
-
-With TRL (tools are JSON text, which TRL parses):
-
-```python
-from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer
-
-trainer = SFTTrainer(model=MODEL, train_dataset=sft.select_columns(["messages", "tools"]),
-                     args=SFTConfig(assistant_only_loss=True))
-pairs = pairs.filter(lambda r: r["granularity"] == "turn" and r["kind"] == "response")
-trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected"]),
-                     args=DPOConfig())
-```
-
-`tools` are the definitions the session recorded (`tools_source: recorded`) or, where the
-store records none (Claude Code), JSON Schemas inferred from every call the store holds of that
-agent name and version (`tools_source: inferred`): each argument's observed JSON types, and
-`required` for the arguments present in every call; descriptions are empty.
-
-Quality columns on `trajectories` and `sft`: `n_user_turns`, `n_tool_calls`,
-`n_failed_tool_calls` (outputs the store marks failed: an error result, a non-zero exit code),
-`recovered` (a failed call later followed by a successful call of the same tool) and
-`duration_sec` (first to last message or response). A trajectory's cover its whole path, an
-`sft` row's the entries its window adds. Filter at export (`--where "n_failed_tool_calls = 0"`)
-or after loading: `sft.filter(lambda r: r["n_failed_tool_calls"] == 0)`.
-
-TRL's `assistant_only_loss` needs a chat template with generation tags and masks every
-assistant turn: it does not read `trainable`, so it also trains on copied answers. To honour
-the flags, mask from `trainable` yourself (or use a tokenized export).
-"""
 
 
 def _stats_section(manifest: JSON) -> list[str]:
@@ -210,7 +168,7 @@ def card(manifest: JSON, license_id: str) -> str:
     ]
     redaction = _redaction_section(manifest["options"], manifest.get("redaction") or {})
     body = [*intro, *_stats_section(manifest), *_configs_section(manifest), *redaction]
-    return "\n".join([*body, *_made_section(manifest), USAGE])
+    return "\n".join([*body, *_made_section(manifest), usage(loadable(manifest))])
 
 
 def _redaction_section(opts: JSON, redaction: JSON) -> list[str]:

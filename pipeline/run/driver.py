@@ -36,6 +36,7 @@ from ..outputs.markers import (
 )
 from ..outputs.parquet import to_table, write_shard, write_single
 from ..stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
+from ..tables import TABLES
 from ..tables.where import compile_where
 from ..tuning import fewer_collections, small_pages
 from . import dedup
@@ -198,8 +199,9 @@ def run_export(
                 target, result, assembly, shard_executor, progress, run.settings
             )
         result.ledger.check()  # every session read was exported or failed
-        result.ledger.add("sft_rows_dropped_duplicate", len(assembly.dropped.get("sft", {})))
-        result.ledger.add("pairs_dropped_duplicate", len(assembly.dropped.get("preferences", {})))
+        for name, table in TABLES.items():
+            if table.dedup is not None:
+                result.ledger.add(table.dedup.counter, len(assembly.dropped.get(name, {})))
         content = result.manifest(
             options, run, version, redactor, facts, dedup=dedup.report(assembly.dropped)
         )

@@ -210,6 +210,7 @@ class RunResult:
                 "max_media_bytes": options.max_media_bytes,
                 "dedup": options.dedup,
                 "dedup_threshold": options.dedup_threshold if options.dedup == "near" else None,
+                "kto_from": options.kto_from,
             },
             "inputs": self.inputs,
             "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},

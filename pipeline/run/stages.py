@@ -204,7 +204,10 @@ def export(scope: UnitScope, items: Iterable[SessionTrajectories]) -> Iterator[S
         omitted: dict[str, None] = {}  # once per session, though documents share media
         for t in st_.results:
             if len(exported) == size:
-                yield SessionExport(st_, exported, ForkPrompts.none(), list(exported), last=False)
+                yield SessionExport(
+                    st_, exported, ForkPrompts.none(), list(exported), last=False,
+                    kto_from=scope.ctx.options.kto_from,
+                )  # fmt: skip
                 exported = []
             with scope.stats.timed("export") as st:
                 st.taken += 1
@@ -224,7 +227,9 @@ def export(scope: UnitScope, items: Iterable[SessionTrajectories]) -> Iterator[S
         prompts = ForkPrompts(
             st_.decisions, partial(fork_prompt, session, max_media_bytes=rt.max_media_bytes)
         )
-        yield SessionExport(st_, exported, prompts, list(exported))
+        yield SessionExport(
+            st_, exported, prompts, list(exported), kto_from=scope.ctx.options.kto_from
+        )
 
 
 def where(scope: UnitScope, exports: Iterable[SessionExport]) -> Iterator[SessionExport]:

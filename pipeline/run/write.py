@@ -53,7 +53,7 @@ def write(scope: UnitScope, exports: Iterable[SessionExport]) -> Iterator[TableR
     for ex in exports:
         if whole is None or sides is None:
             scope.result.session_ids.append(ex.session.id)
-            whole = SessionExport(ex.source, [], ForkPrompts.none())
+            whole = SessionExport(ex.source, [], ForkPrompts.none(), kto_from=ex.kto_from)
             sides = PairSides(ex.session, ex.source.decisions)
         yield from _table_rows(scope, ex, "trajectory", rows)
         written += _write_documents(scope, ex)
@@ -106,8 +106,15 @@ def _table_rows(scope: UnitScope, ex: SessionExport, per: str, rows: Rows) -> It
         for name, table in TABLES.items():
             if table.per != per:
                 continue
+            derived = [
+                (other, t.derive[1](ex))
+                for other, t in TABLES.items()
+                if t.derive is not None and t.derive[0] == name
+            ]
             for row in table.rows(ex, scope.ledger.counts):
                 rows[name].append(row)
+                for other, made in derived:  # rows made of this one (kto of a pair)
+                    rows[other].extend(made(row, scope.ledger.counts))
                 if per == "session" and len(rows[name]) >= limit:
                     yield _handed_on(rows)
         st.passed += len(ex.kept) if per == "trajectory" else 0

@@ -12,12 +12,19 @@ import pyarrow as pa
 
 from trajset.schemas.tables import ERRORS
 
-from . import outcomes, preferences, sft, steps, trajectories
+from . import kto, outcomes, preferences, sft, steps, trajectories
 from .base import Row, Table
 
 TABLES: dict[str, Table] = {
     t.name: t
-    for t in (trajectories.TABLE, sft.TABLE, steps.TABLE, outcomes.TABLE, preferences.TABLE)
+    for t in (
+        trajectories.TABLE,
+        sft.TABLE,
+        steps.TABLE,
+        outcomes.TABLE,
+        preferences.TABLE,
+        kto.TABLE,
+    )
 }
 #: the dataset configs, in card order
 CONFIGS = tuple(TABLES)

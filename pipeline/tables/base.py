@@ -36,6 +36,8 @@ class Dedup:
     links: Callable[[Row], list[Any]]
     #: the messages ``--dedup near`` compares by their words
     messages: Callable[[Row], list[Any]]
+    #: the manifest count of the rows left out
+    counter: str
 
 
 @dataclass(frozen=True)
@@ -48,3 +50,8 @@ class Table:
     rows: Callable[[SessionExport, Counter[str]], Iterable[Row]]  # may count into the unit's stats
     per: Literal["trajectory", "session"] = "trajectory"
     dedup: Dedup | None = None  # ``--dedup`` leaves out the rows it holds twice
+    #: rows made from another table's, as they are made: (that table, a factory called
+    #: once per session giving ``row, stats -> rows``), so nothing is built twice
+    derive: (
+        tuple[str, Callable[[SessionExport], Callable[[Row, Counter[str]], Iterable[Row]]]] | None
+    ) = None

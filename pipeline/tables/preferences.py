@@ -78,10 +78,14 @@ class PairSides:
 
 
 def said(
-    t: Trajectory, messages: list[Anchored], max_media_bytes: int | None = None
+    t: Trajectory,
+    messages: list[Anchored],
+    max_media_bytes: int | None = None,
+    after: int | None = None,
 ) -> tuple[list[Anchored] | None, dict[str, bytes]]:
-    """What the path said after its first fork, from the tree, when its document's
-    ``messages`` do not hold it all (None otherwise), and the media that took.
+    """What the path said after its first fork (after its entry ``after``, by index), from
+    the tree, when its document's ``messages`` do not hold it all (None otherwise), and the
+    media that took.
 
     A document holds the last window only, so a branch compacted after a fork gets each
     earlier window's own messages from that window's context: each window gives the
@@ -89,7 +93,9 @@ def said(
     cut from these, so it starts with what the branch said first."""
     session = t.session
     path = session.path(t.leaf_id)
-    first = next((i for i, e in enumerate(path[:-1]) if len(session.children(e.id)) > 1), None)
+    first = after
+    if first is None:
+        first = next((i for i, e in enumerate(path[:-1]) if len(session.children(e.id)) > 1), None)
     parts = list(windows(path))
     if first is None or len(parts) == 1:
         return None, {}
@@ -234,5 +240,6 @@ TABLE = Table(
         seed=("tools", "granularity"),
         links=lambda r: [r["prompt"], r["chosen"], r["rejected"]],  # equal, or not: no prefixes
         messages=lambda r: [*r["prompt"], *r["chosen"], *r["rejected"]],
+        counter="pairs_dropped_duplicate",
     ),
 )

@@ -75,8 +75,10 @@ def trajectory_rows(et: ExportedTrajectory) -> list[Row]:
 
 
 def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
-    out = [r for et in export.kept if et.trajectory.is_preferred for r in trajectory_rows(et)]
+    made = [r for et in export.kept if et.trajectory.is_preferred for r in trajectory_rows(et)]
+    out = [r for r in made if r["n_trainable"]]  # a window with no answer teaches nothing
     stats["sft_rows"] += len(out)
+    stats["sft_rows_dropped_untrainable"] += len(made) - len(out)
     stats.update(misfits(out))
     return out
 
@@ -92,5 +94,6 @@ TABLE = Table(
         seed=("tools",),
         links=lambda r: r["messages"],  # a row inside another row is a prefix of its messages
         messages=lambda r: r["messages"],
+        counter="sft_rows_dropped_duplicate",
     ),
 )

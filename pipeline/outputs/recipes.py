@@ -1,0 +1,115 @@
+"""The dataset card's ``## Usage``: recipes for the configs an export holds, runnable as written.
+
+Each recipe is a Python block that stands alone once ``REPO`` (this folder or its Hub id) and
+``MODEL`` (any chat model) are set; a recipe is shown only when its config has rows, so every
+recipe of a card runs on that card's dataset (``tests/test_recipes.py`` runs them on every
+store kind with a tiny model).
+"""
+
+from __future__ import annotations
+
+HEADER = """## Usage
+
+Set `REPO` to this folder or its Hub id and `MODEL` to a chat model; each block then runs as
+written (TRL reads `tools` as JSON text).
+
+```python
+from datasets import load_dataset
+
+REPO = "PATH_OR_REPO"
+MODEL = "Qwen/Qwen2.5-0.5B-Instruct"  # any chat model
+```
+"""
+
+EVALUATE = """### Filter trajectories (evaluation)
+
+```python
+paths = load_dataset(REPO, "trajectories", split="train")  # every root-to-leaf path
+passed = paths.filter(lambda r: r["outcome_pass"] is True)  # judged on their own part
+clean = paths.filter(lambda r: r["n_failed_tool_calls"] == 0 or r["recovered"])
+kept = paths.filter(lambda r: r["is_preferred"])  # the preferred path of each tree
+```
+
+`outcome_score`, `outcome_pass` and `outcome_label` judge a trajectory's own part (below its
+last fork): an outcome on a shared prefix is no branch's own, so an abandoned branch never
+inherits it. The same columns filter at export: `--where "outcome_pass and n_failed_tool_calls
+= 0"`. Quality columns: `n_user_turns`, `n_tool_calls`, `n_failed_tool_calls` (outputs the
+store marks failed: an error result, a non-zero exit code), `recovered` (a failed call later
+followed by a successful call of the same tool), `duration_sec` (first to last message or
+response); an `sft` row's cover the entries its window adds.
+"""
+
+SFT = """### Supervised fine-tuning (`sft`)
+
+```python
+from trl import SFTConfig, SFTTrainer
+
+sft = load_dataset(REPO, "sft", split="train")
+trainer = SFTTrainer(model=MODEL, train_dataset=sft.select_columns(["messages", "tools"]),
+                     args=SFTConfig(output_dir="sft-out", assistant_only_loss=True))
+trainer.train()
+```
+
+`sft` holds the preferred paths only, one row per context window (a compaction starts a new
+window, so no row is longer than what the model saw). In each row `trainable` is true exactly
+on the model's own answers in that window; the copied context (a summary and the kept tail)
+and harness-injected turns are there as context with `trainable: false`. Every answer is
+trainable in exactly one row. `trajectories` keeps every path whole, abandoned branches
+included: training on it trains shared prefixes once per branch.
+
+TRL's `assistant_only_loss` needs a chat template with generation tags (drop it for one
+without) and masks every assistant turn: it does not read `trainable`, so it also trains on
+copied answers. To honour the flags, mask from `trainable` yourself (or use a tokenized export).
+
+`tools` are the definitions the session recorded (`tools_source: recorded`) or, where the
+store records none (Claude Code), JSON Schemas inferred from every call the store holds of that
+agent name and version (`tools_source: inferred`): each argument's observed JSON types, and
+`required` for the arguments present in every call; descriptions are empty.
+"""
+
+DPO = """### Preference tuning (`preferences`, DPO)
+
+```python
+from trl import DPOConfig, DPOTrainer
+
+pairs = load_dataset(REPO, "preferences", split="train")
+pairs = pairs.filter(lambda r: r["granularity"] == "turn")  # or "trajectory": whole branches
+trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected"]),
+                     args=DPOConfig(output_dir="dpo-out"))
+trainer.train()
+```
+
+A pair is an abandoned branch against the preferred branch of the same fork, after their
+shared context (`prompt`). `kind: response` pairs are two answers to the same context (a
+regenerated answer): the classic DPO pair. `kind: prompt` pairs start with two different user
+inputs (an edited prompt, a rewind) and the answers each led to: both sides hold the user's
+turn, so the loss also covers what the user wrote; keep them to learn which continuation the
+user kept, or filter `r["kind"] == "response"` where the store has such pairs. `turn` sides end
+at the next user input; `trajectory` sides run to each branch's preferred leaf.
+`chosen_score` and `rejected_score` are each branch's best score (what `--prefer score`
+compares); under `--prefer score` the chosen side never scores below the rejected one.
+"""
+
+KTO = """### Unpaired preferences (`kto`, KTO)
+
+```python
+from trl import KTOConfig, KTOTrainer
+
+kto = load_dataset(REPO, "kto", split="train")
+trainer = KTOTrainer(model=MODEL, train_dataset=kto.select_columns(["prompt", "completion", "label"]),
+                     args=KTOConfig(output_dir="kto-out"))
+trainer.train()
+```
+
+By default each pair gives its chosen side labelled true and its rejected side false (`source:
+pair`; a side several pairs share is one row); with `--kto-from outcomes`, each trajectory with
+a pass verdict of its own gives its own part, labelled by the verdict (`source: outcome`).
+"""
+
+#: config -> the recipe shown when the config has rows
+RECIPES = {"trajectories": EVALUATE, "sft": SFT, "preferences": DPO, "kto": KTO}
+
+
+def usage(configs: list[str]) -> str:
+    """The usage section for an export whose loadable configs are ``configs``."""
+    return "\n".join([HEADER, *(RECIPES[c] for c in RECIPES if c in configs)])
