@@ -39,6 +39,7 @@ from typing import Any
 from trajset.redactors import Redactor, RuleError, build_redactor, custom_rule, selected_rules
 
 from .errors import UsageError
+from .splits import Splits, parse_splits
 from .tree.policies import Policy, parse_policy, policy_label
 
 
@@ -78,6 +79,8 @@ EXPORT_KEYS: dict[str, type] = {
     "dedup": str,
     "dedup_threshold": float,
     "kto_from": str,
+    "split": list,
+    "split_by": str,
 }
 
 
@@ -113,6 +116,8 @@ class ExportOptions:
     dedup: str = "exact"  # sft rows held twice: exact (duplicates and prefixes) | near | off
     dedup_threshold: float = 0.8  # with near: the estimated Jaccard similarity that holds a row
     kto_from: str = "pairs"  # the kto rows: the pairs' sides | the trajectories' pass verdicts
+    split: Splits = ()  # (name, fraction) beside train, by session (``splits``)
+    split_by: str | None = None  # a trajectories column the splits are stratified by
 
     def policies(self) -> list[Policy]:
         return [parse_policy(p) for p in self.prefer]
@@ -268,15 +273,22 @@ def _dedup(flags: dict[str, Any], conf: dict[str, Any]) -> tuple[str, float]:
     return dedup, threshold
 
 
-def resolve(
-    flags: dict[str, Any], config: Path | None, default_workers: int
-) -> tuple[ExportOptions, RunOptions]:
-    """Merge the command line (``None`` = not given), the config file and the defaults.
+def _split_by(flags: dict[str, Any], conf: dict[str, Any]) -> str | None:
+    """``--split-by``: a scalar column of ``trajectories`` (as ``--where`` takes)."""
+    from .tables.where import FILTER_COLUMNS
 
-    ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env, where,
-    license, workers, executor, ray_address, keep_state, mode, reader_option, home, max_media_bytes.
-    """
-    conf, custom = load_config(config) if config else ({}, [])
+    column = _pick(flags.get("split_by"), conf, "split_by", None)
+    if column is not None and column not in FILTER_COLUMNS:
+        raise UsageError(f"--split-by {column!r}: valid: {', '.join(FILTER_COLUMNS)}")
+    if column is not None and not (flags.get("split") or conf.get("split")):
+        raise UsageError("--split-by needs --split NAME=FRACTION (which splits to stratify)")
+    return column
+
+
+def _redaction(
+    flags: dict[str, Any], conf: dict[str, Any], custom: list[dict[str, Any]]
+) -> tuple[bool, list[str], list[Any], list[str]]:
+    """(redact, built-in rule names, custom rules, literal secrets), checked."""
     cli_redaction = any(flags.get(k) for k in ("redact", "secret", "secret_env"))
     if flags.get("no_redact") and cli_redaction:
         raise UsageError("--no-redact cannot be combined with --redact, --secret or --secret-env")
@@ -294,6 +306,20 @@ def resolve(
         if redact
         else []
     )
+    return redact, names, rules, secrets
+
+
+def resolve(
+    flags: dict[str, Any], config: Path | None, default_workers: int
+) -> tuple[ExportOptions, RunOptions]:
+    """Merge the command line (``None`` = not given), the config file and the defaults.
+
+    ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env, where,
+    license, workers, executor, ray_address, keep_state, mode, reader_option, home,
+    max_media_bytes, dedup, dedup_threshold, kto_from, split, split_by.
+    """
+    conf, custom = load_config(config) if config else ({}, [])
+    redact, names, rules, secrets = _redaction(flags, conf, custom)
     workers = _pick(flags.get("workers"), conf, "workers", None)
     workers = default_workers if workers is None else workers
     if workers < 1:
@@ -317,6 +343,8 @@ def resolve(
         dedup=dedup,
         dedup_threshold=threshold,
         kto_from=_choice(flags, conf, "kto_from", KTO_SOURCES),
+        split=parse_splits(_pick(flags.get("split"), conf, "split", None) or ()),
+        split_by=_split_by(flags, conf),
     )
     options.policies()  # fail early on a bad --prefer
     run = RunOptions(

@@ -66,6 +66,7 @@ TRAJECTORIES = pa.schema(
         pa.field("recovered", pa.bool_()),
         pa.field("duration_sec", pa.float64()),
         pa.field("content_hash", pa.string()),
+        pa.field("split", pa.string()),  # train, or a --split name
     ]
 )
 
@@ -86,6 +87,7 @@ SFT = pa.schema(
         pa.field("n_failed_tool_calls", pa.int32()),
         pa.field("recovered", pa.bool_()),
         pa.field("duration_sec", pa.float64()),
+        pa.field("split", pa.string()),  # train, or a --split name
     ]
 )
 
@@ -130,6 +132,7 @@ STEPS = pa.schema(
         pa.field("is_copied_context", pa.bool_()),
         pa.field("llm_call_count", pa.int32()),
         pa.field("extra", pa.string()),
+        pa.field("split", pa.string()),  # train, or a --split name
     ]
 )
 
@@ -144,6 +147,7 @@ OUTCOMES = pa.schema(
         pa.field("label", pa.string()),
         pa.field("details", pa.string()),
         pa.field("leaf_ids", pa.list_(pa.string())),
+        pa.field("split", pa.string()),  # train, or a --split name
     ]
 )
 
@@ -164,6 +168,7 @@ PREFERENCES = pa.schema(
         pa.field("margin", pa.float64()),
         pa.field("policy", pa.string()),
         pa.field("tools", pa.string()),
+        pa.field("split", pa.string()),  # train, or a --split name
     ]
 )
 
@@ -178,6 +183,7 @@ KTO = pa.schema(
         pa.field("completion", MESSAGES),
         pa.field("label", pa.bool_()),
         pa.field("tools", pa.string()),
+        pa.field("split", pa.string()),  # train, or a --split name
     ]
 )
 

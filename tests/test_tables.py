@@ -243,7 +243,7 @@ def test_validate_checks_tables_and_card(exported: Path, tmp_path: Path, runner:
     shutil.copytree(exported, broken)
     card = broken / "README.md"
     card.write_text(
-        card.read_text().replace("path: data/steps/*.parquet", "path: data/stepz/*.parquet")
+        card.read_text().replace("path: data/steps/train-*.parquet", "path: data/stepz/*.parquet")
     )
     pl.DataFrame({"x": [1]}).write_parquet(
         broken / "data" / "outcomes" / "train-00000-of-00001.parquet"
@@ -303,7 +303,8 @@ def test_shards_split_at_the_byte_cap_and_small_tables_stay_one_shard(
     for task in plan.tasks():  # each shard holds exactly its parts' rows, read back by value
         parquet.write_shard(task)
         expected_rows = pa.concat_tables([parquet.read_part(p) for p, _, _ in task.parts])
-        assert pq.read_table(task.path).to_pylist() == expected_rows.to_pylist()
+        expected = [{**r, "split": "train"} for r in expected_rows.to_pylist()]  # set when written
+        assert pq.read_table(task.path).to_pylist() == expected
     split = pa.concat_tables([pq.read_table(p) for p in written])
     assert (
         split.to_pylist() == pq.read_table(out / "data" / "steps").to_pylist()

@@ -167,6 +167,21 @@ def export(
         float | None,
         typer.Option(help="With --dedup near: the estimated Jaccard similarity (default 0.8)."),
     ] = None,
+    split: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A split beside train, NAME=FRACTION of the sessions (repeatable, e.g. "
+            "--split validation=0.05 --split test=0.05); a session's trees and pairs all fall "
+            "in one split, by a stable hash of its id."
+        ),
+    ] = None,
+    split_by: Annotated[
+        str | None,
+        typer.Option(
+            help="Stratify --split by a trajectories column (e.g. outcome_pass): each value "
+            "gets each split's share of the sessions."
+        ),
+    ] = None,
     kto_from: Annotated[
         str | None,
         typer.Option(
@@ -192,7 +207,7 @@ def export(
         "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
         "workers": workers, "executor": executor, "ray_address": ray_address, "keep_state": keep_state, "mode": mode, "reader_option": reader_option, "home": home,
         "max_media_bytes": max_media_bytes, "dedup": dedup, "dedup_threshold": dedup_threshold,
-        "kto_from": kto_from,
+        "kto_from": kto_from, "split": split, "split_by": split_by,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
     chosen = all_local_stores(stores, store_kind, quiet) if all_local else stores_or_sample(stores)

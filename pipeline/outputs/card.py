@@ -45,12 +45,21 @@ def features(schema: pa.Schema) -> list[JSON]:
     return [{"name": f.name, **_feature(f.type)} for f in schema]
 
 
+def splits_with_rows(facts: JSON) -> dict[str, JSON]:
+    """A table's splits that have rows (``datasets`` cannot load an empty one), train first."""
+    splits = facts.get("splits") or {"train": {"rows": facts["rows"], "bytes": facts["bytes"]}}
+    return {name: f for name, f in splits.items() if f["rows"] > 0}
+
+
 def _dataset_info(name: str, facts: JSON) -> dict[str, JSON]:
     """``dataset_info`` of one config, as ``push_to_hub`` writes it, plus the shards' checksums."""
     return {
         "config_name": name,
         "features": features(TABLES[name].schema),
-        "splits": [{"name": "train", "num_bytes": facts["bytes"], "num_examples": facts["rows"]}],
+        "splits": [
+            {"name": split, "num_bytes": f["bytes"], "num_examples": f["rows"]}
+            for split, f in splits_with_rows(facts).items()
+        ],
         "download_size": sum(f["num_bytes"] for f in facts["files"].values()),
         "dataset_size": facts["bytes"],
         "download_checksums": facts["files"],
@@ -76,7 +85,10 @@ def front_matter(manifest: JSON, license_id: str, pretty_name: str) -> str:
             {
                 "config_name": n,
                 **({"default": True} if i == 0 else {}),
-                "data_files": [{"split": "train", "path": f"data/{n}/*.parquet"}],
+                "data_files": [
+                    {"split": split, "path": f"data/{n}/{split}-*.parquet"}
+                    for split in (splits_with_rows(tables[n]) if n in tables else {"train": 0})
+                ],
             }
             for i, n in enumerate(names)
         ],
@@ -146,6 +158,7 @@ def _made_section(manifest: JSON) -> list[str]:
         f"* trajset {manifest['trajset_version']}; preference policies: {', '.join(opts['prefer'])}"
         " (first decisive wins, `latest` is the fallback)",
         f"* store kind: {opts['store_kind']}; filter: {opts.get('where') or 'none'}",
+        f"* splits: {_splits_line(opts)}",
         f"* redaction: {'rules ' + rules if opts['redact'] else 'none (exported unredacted)'}",
         "* `manifest.json` holds the input fingerprints, every option and per-stage counts.",
         "",
@@ -153,6 +166,18 @@ def _made_section(manifest: JSON) -> list[str]:
         "`messages` as context, with `trainable: false`; only other assistant turns are `trainable`.",
         "",
     ]
+
+
+def _splits_line(opts: JSON) -> str:
+    splits = opts.get("split") or {}
+    if not splits:
+        return "train only"
+    listed = ", ".join(f"`{n}` {f:g}" for n, f in splits.items())
+    by = f", stratified by `{opts['split_by']}`" if opts.get("split_by") else ""
+    return (
+        f"{listed}, the rest `train`{by}; by session, so a tree's branches and pairs are "
+        'never in two splits (`load_dataset(REPO, "sft", split="test")`)'
+    )
 
 
 def card(manifest: JSON, license_id: str) -> str:

@@ -4,7 +4,7 @@ A batch of units writes its rows to Arrow IPC part files under
 ``DIR/.trajset/parts/`` (its share of every table, which is also what
 ``--mode resume`` keeps).  ``ShardPlan`` takes the parts' facts in unit
 order as each batch's result arrives and cuts them into the shards
-``data/<table>/train-NNNNN-of-MMMMM.parquet``; ``write_shard`` writes one
+``data/<table>/<split>-NNNNN-of-MMMMM.parquet``; ``write_shard`` writes one
 shard from its parts, in any worker: zstd, row groups of at most 100 MB and
 shards of at most 500 MB (uncompressed), page index on.  Same rows in the
 same parts give the same bytes, whoever writes them and whenever."""
@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TypeAlias
@@ -126,9 +127,10 @@ class _RowGroups:
         drop: frozenset[tuple[Any, ...]] = frozenset(),
         tools: dict[tuple[str, str], str] | None = None,
         key: tuple[str, ...] = (),
+        split: Split | None = None,
     ) -> None:
         self.writer, self.cap, self.drop, self.tools = writer, cap, drop, tools or {}
-        self.key = key
+        self.key, self.split = key, split or Split()
         self.dropped_placeholders: Counter[str] = Counter()  # in the rows left out
         self.pending: list[tuple[Source, int, int]] = []  # (source, first row, rows)
         self.size = 0
@@ -167,10 +169,35 @@ class _RowGroups:
             group = group.filter(pa.array(keep))
         if self.tools:
             group = _with_inferred_tools(group, self.tools)
+        group = self.split.rows(group)
         if not group.schema.equals(self.writer.schema, check_metadata=True):
             group = group.cast(self.writer.schema)  # an equal schema's cast still copies
         self.writer.write_table(group, row_group_size=max(1, group.num_rows))
         self.pending, self.size, self.written = [], 0, True
+
+
+@dataclass(frozen=True)
+class Split:
+    """The rows of one split: those of the ``include`` sessions, or of every session but the
+    ``exclude`` ones (``train``), with their ``split`` column set to ``name``."""
+
+    name: str = "train"
+    include: frozenset[str] | None = None
+    exclude: frozenset[str] = frozenset()
+
+    def rows(self, group: pa.Table) -> pa.Table:
+        if self.include is not None or self.exclude:
+            sessions = group.column("session_id").to_pylist()
+            keep = [
+                s in self.include if self.include is not None else s not in self.exclude
+                for s in sessions
+            ]
+            group = group.filter(pa.array(keep))
+        i = group.schema.get_field_index("split")
+        if i < 0:  # errors.parquet has no splits
+            return group
+        column = pa.array([self.name] * group.num_rows, pa.string())
+        return group.set_column(i, group.schema.field(i), column)
 
 
 def _with_inferred_tools(table: pa.Table, tools: dict[tuple[str, str], str]) -> pa.Table:
@@ -225,6 +252,11 @@ class ShardTask:
     drop: tuple[tuple[Any, ...], ...] = ()
     #: ((agent name, version), tools JSON): the inferred tools of rows whose store recorded none
     tools: tuple[tuple[tuple[str, str], str], ...] = ()
+    #: the split the shard holds: its name, and the sessions it takes (``include``, for a
+    #: ``--split``) or leaves to the others (``exclude``, for train)
+    split: str = "train"
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
 
     @property
     def nbytes(self) -> int:
@@ -245,9 +277,15 @@ def write_shard(task: ShardTask) -> dict[str, Any]:
         with pq.ParquetWriter(
             pa.PythonFile(sink, mode="w"), schema, metadata_collector=footer, **WRITE_OPTIONS
         ) as writer:
-            groups = _RowGroups(
-                writer, task.row_group_bytes, frozenset(task.drop), dict(task.tools), task.key
+            split = Split(
+                task.split,
+                None if task.include is None else frozenset(task.include),
+                frozenset(task.exclude),
             )
+            groups = _RowGroups(
+                writer, task.row_group_bytes, frozenset(task.drop), dict(task.tools), task.key,
+                split,
+            )  # fmt: skip
             for part, rows, nbytes in task.parts:
                 groups.add(part, rows, nbytes)
             groups.flush()
@@ -266,7 +304,7 @@ class ShardPlan:
 
     A shard ends before a part would take it past ``RunSettings.shard_bytes`` of rows
     (a part larger than that is a shard alone); a table without rows is one
-    shard without rows.  Shards are named ``train-NNNNN-of-MMMMM`` once their
+    shard without rows.  Shards are named ``<split>-NNNNN-of-MMMMM`` once their
     number is known.
     """
 
@@ -274,30 +312,55 @@ class ShardPlan:
         self.name, self.settings = name, settings
         self.folder = out / "data" / name
         self.folder.mkdir(parents=True, exist_ok=True)
-        for stale in [*self.folder.glob("*.parquet"), *self.folder.glob(".train-*.tmp")]:
+        for stale in [*self.folder.glob("*.parquet"), *self.folder.glob(".*.tmp")]:
             stale.unlink()
         self.shards: list[list[PartRef]] = []
         self.shard_bytes = 0
+        self.parts: list[PartRef] = []  # every part, in unit order
 
     def add(self, part: Path, rows: int, nbytes: int) -> None:
         """Append a part of ``rows`` rows taking ``nbytes`` in memory (``part_facts``)."""
         if not rows:
             return
+        self.parts.append((part, rows, nbytes))
         if not self.shards or self.shard_bytes + nbytes > self.settings.shard_bytes:
             self.shards.append([])
             self.shard_bytes = 0
         self.shards[-1].append((part, rows, nbytes))
         self.shard_bytes += nbytes
 
-    def tasks(self) -> list[ShardTask]:
-        shards = self.shards or [[]]
+    def tasks(self, splits: Mapping[str, float] | None = None) -> list[ShardTask]:
+        """The shards of each split (``name -> fraction``; none: train alone): train's as
+        planned; a ``--split``'s from the same parts, grouped so that its expected share of
+        their rows fills a shard."""
+        out = self._named("train", self.shards)
+        for name, fraction in (splits or {}).items():
+            if name != "train":
+                out += self._named(name, self._grouped(fraction))
+        return out
+
+    def _grouped(self, fraction: float) -> list[list[PartRef]]:
+        shards: list[list[PartRef]] = []
+        size = 0.0
+        for part in self.parts:
+            share = part[2] * fraction
+            if not shards or size + share > self.settings.shard_bytes:
+                shards.append([])
+                size = 0.0
+            shards[-1].append(part)
+            size += share
+        return shards
+
+    def _named(self, split: str, shards: list[list[PartRef]]) -> list[ShardTask]:
+        shards = shards or [[]]
         n = len(shards)
         return [
             ShardTask(
                 self.name,
-                self.folder / f"train-{i:05d}-of-{n:05d}.parquet",
+                self.folder / f"{split}-{i:05d}-of-{n:05d}.parquet",
                 tuple(parts),
                 self.settings.row_group_bytes,
+                split=split,
             )
             for i, parts in enumerate(shards)
         ]

@@ -185,7 +185,7 @@ def run_export(
         )
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         near = options.dedup_threshold if options.dedup == "near" else None
-        assembly = Assembly(target, run.settings, near)
+        assembly = Assembly(target, run.settings, near, options.split, options.split_by)
         with small_pages(), make_executor(run) as executor:  # small pages in its workers too
             with fewer_collections():
                 result = run_units(ctx, units, run, RunResult(inputs), executor, assembly, progress)

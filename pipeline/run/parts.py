@@ -15,8 +15,9 @@ from trajset.schemas.records import ErrorRow
 from ..options import RunSettings
 from ..outputs.audit import table_placeholders
 from ..outputs.markers import part_path
-from ..outputs.parquet import ShardPlan, ShardTask, to_table, write_part
+from ..outputs.parquet import ShardPlan, ShardTask, read_part, to_table, write_part
 from ..outputs.tables_info import table_facts
+from ..splits import TRAIN, Splits, assign, split_names
 from ..tables import CONFIGS, TABLES, Row
 from ..tables.tool_schemas import Shapes, call_shapes, merge, schemas
 from .batches import Batch, batch_key
@@ -67,8 +68,15 @@ class Assembly:
     order (``ShardPlan``); ``tasks`` hands them to the workers, ``facts`` gathers what they
     return per table."""
 
-    def __init__(self, out: Path, settings: RunSettings, near: float | None = None) -> None:
-        self.out, self.near = out, near
+    def __init__(
+        self,
+        out: Path,
+        settings: RunSettings,
+        near: float | None = None,
+        splits: Splits = (),
+        split_by: str | None = None,
+    ) -> None:
+        self.out, self.near, self.splits, self.split_by = out, near, splits, split_by
         self.plans = {name: ShardPlan(out, name, settings) for name in CONFIGS}
         self.digests: Digests = {}  # every row's, per table, in unit order
         self.dropped: dict[str, dict[RowKey, RowKey]] = {}  # per table
@@ -93,22 +101,58 @@ class Assembly:
         self.dropped = {name: decide(held, self.near) for name, held in self.digests.items()}
         self.inferred = schemas(self.shapes)
         tools = tuple(sorted(self.inferred.items()))
+        placed = self.sessions_by_split()
+        held = tuple(sorted(s for ss in placed.values() for s in ss))  # not in train
         tasks = []
         for plan in self.plans.values():
             spec = TABLES[plan.name].dedup
             drop = tuple(sorted(self.dropped.get(plan.name, {})))
-            for task in plan.tasks():
+            for task in plan.tasks(dict(self.splits)):
                 if drop and spec is not None:
                     task = replace(task, key=spec.key, drop=drop)
                 if plan.name in ("sft", "trajectories"):
                     task = replace(task, tools=tools)
+                if task.split == TRAIN:
+                    task = replace(task, exclude=held)
+                else:
+                    task = replace(task, include=placed.get(task.split, ()))
                 tasks.append(task)
         return sorted(tasks, key=lambda t: t.nbytes, reverse=True)
 
+    def sessions_by_split(self) -> dict[str, tuple[str, ...]]:
+        """Each ``--split``'s sessions (``splits.assign``), from the ``trajectories`` parts:
+        every session with rows has trajectories; its stratum is the ``--split-by`` value
+        on its first preferred path."""
+        if not self.splits:
+            return {}
+        columns = ["session_id", "is_preferred", *([self.split_by] if self.split_by else [])]
+        strata: dict[str, Any] = {}
+        preferred: set[str] = set()
+        for path, _, _ in self.plans["trajectories"].parts:
+            for row in read_part(path).select(columns).to_pylist():
+                sid = row["session_id"]
+                if sid not in preferred and (sid not in strata or row["is_preferred"]):
+                    strata[sid] = row.get(self.split_by) if self.split_by else None
+                    if row["is_preferred"]:
+                        preferred.add(sid)
+        out: dict[str, list[str]] = {}
+        for sid, name in assign(strata, self.splits, self.split_by is not None).items():
+            out.setdefault(name, []).append(sid)
+        return {name: tuple(sorted(sessions)) for name, sessions in out.items()}
+
     def facts(self, tasks: list[ShardTask], written: list[dict[str, Any]]) -> dict[str, JSON]:
-        """Each table's facts (``table_facts``) from what ``write_shard`` returned per task."""
+        """Each table's facts (``table_facts``) from what ``write_shard`` returned per task,
+        with the rows and bytes of each split."""
         shards = sorted(zip(tasks, written, strict=True), key=lambda tw: tw[0].path.name)
-        return {
-            name: table_facts(self.out, [(t.path, f) for t, f in shards if t.table == name])
-            for name in self.plans
-        }
+        out: dict[str, JSON] = {}
+        for name in self.plans:
+            mine = [(t, f) for t, f in shards if t.table == name]
+            out[name] = table_facts(self.out, [(t.path, f) for t, f in mine])
+            out[name]["splits"] = {
+                split: {
+                    "rows": sum(f["rows"] for t, f in mine if t.split == split),
+                    "bytes": sum(f["bytes"] for t, f in mine if t.split == split),
+                }
+                for split in split_names(self.splits)
+            }
+        return out

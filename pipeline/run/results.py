@@ -211,6 +211,8 @@ class RunResult:
                 "dedup": options.dedup,
                 "dedup_threshold": options.dedup_threshold if options.dedup == "near" else None,
                 "kto_from": options.kto_from,
+                "split": dict(options.split),
+                "split_by": options.split_by,
             },
             "inputs": self.inputs,
             "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},
