@@ -26,9 +26,12 @@ from .preferences import said
 
 
 def _row(sid: str, leaf: str | None, source: str, granularity: str | None,
-         prompt: list[Message], completion: list[Message], label: bool, tools: str) -> Row:  # fmt: skip
+         prompt: list[Message], completion: list[Message], label: bool, tools: str,
+         prompt_hash: str | None = None) -> Row:  # fmt: skip
+    """A row; its id names its content (the prompt by its hash, given when known)."""
+    prompt_hash = prompt_hash or content_hash(prompt)
     return {
-        "kto_id": content_hash([sid, source, prompt, completion, label])[7:39],
+        "kto_id": content_hash([sid, source, prompt_hash, completion, label])[7:39],
         "session_id": sid,
         "leaf_id": leaf,
         "source": source,
@@ -43,15 +46,22 @@ def _row(sid: str, leaf: str | None, source: str, granularity: str | None,
 def from_pairs(export: SessionExport) -> Callable[[Row, Counter[str]], Iterable[Row]]:
     """``pair row -> its two KTO rows``, each side once per session."""
     seen: set[str] = set()
+    # the last fork's prompt and its hash: a fork's pairs come together and share one prompt
+    # list (holding more would keep every fork's context of the session alive)
+    last: list[tuple[list[Message], str]] = []
 
     def rows(pair: Row, stats: Counter[str]) -> list[Row]:
         if export.kto_from != "pairs":
             return []
+        prompt = pair["prompt"]
+        if not last or last[0][0] is not prompt:
+            last[:] = [(prompt, content_hash(prompt))]
+        held = last[0]
         out = []
         for side, label, leaf in (("chosen", True, "chosen_leaf_id"),
                                   ("rejected", False, "rejected_leaf_id")):  # fmt: skip
             row = _row(pair["session_id"], pair[leaf], "pair", pair["granularity"],
-                       pair["prompt"], pair[side], label, pair["tools"])  # fmt: skip
+                       prompt, pair[side], label, pair["tools"], held[1])  # fmt: skip
             if row["kto_id"] in seen:
                 stats["kto_rows_shared"] += 1
                 continue
