@@ -115,3 +115,25 @@ def test_without_splits_every_row_is_train(tmp_path: Path) -> None:
     for table in TABLES:
         assert {r["split"] for r in _rows(out, table)} <= {"train"}
         assert all(f.name.startswith("train-") for f in (out / "data" / table).iterdir())
+
+
+def test_no_split_has_an_empty_file_however_the_parts_fall(
+    forked: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A part per unit and small shards: a shard of a split is made of parts that hold its
+    rows only (``datasets`` cannot read a split with an empty file in it)."""
+    from datasets import load_dataset
+
+    from trajset.pipeline import RunSettings
+
+    out = tmp_path / "out"
+    settings = RunSettings(part_input_bytes=1, batch_mean_units=1, shard_bytes=20_000)
+    run_export([forked], out, ExportOptions(split=SPLITS), RunOptions(workers=2, settings=settings))
+    files = list((out / "data").rglob("*.parquet"))
+    assert len([f for f in files if f.name.startswith("test-")]) > len(TABLES)  # several each
+    assert all(pq.ParquetFile(f).metadata.num_rows > 0 for f in files)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    for config in TABLES:
+        for split in ("train", "validation", "test"):
+            load_dataset(str(out), config, split=split, cache_dir=str(tmp_path / "c"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TypeAlias
@@ -329,20 +329,28 @@ class ShardPlan:
         self.shards[-1].append((part, rows, nbytes))
         self.shard_bytes += nbytes
 
-    def tasks(self, splits: Mapping[str, float] | None = None) -> list[ShardTask]:
-        """The shards of each split (``name -> fraction``; none: train alone): train's as
-        planned; a ``--split``'s from the same parts, grouped so that its expected share of
-        their rows fills a shard."""
-        out = self._named("train", self.shards)
-        for name, fraction in (splits or {}).items():
-            if name != "train":
-                out += self._named(name, self._grouped(fraction))
+    def tasks(
+        self,
+        splits: Mapping[str, float] | None = None,
+        holds: Callable[[Path], frozenset[str]] | None = None,
+    ) -> list[ShardTask]:
+        """The shards of train alone, as planned; or with ``--split`` (``name -> fraction``,
+        ``holds``: the splits a part has rows of), each split's from the parts that hold its
+        rows, grouped so that its expected share of them fills a shard (``datasets`` cannot
+        read a split with an empty file)."""
+        if not splits or holds is None:
+            return self._named("train", self.shards)
+        fractions = {"train": 1 - sum(splits.values()), **splits}
+        out: list[ShardTask] = []
+        for name, fraction in fractions.items():
+            parts = [p for p in self.parts if name in holds(p[0])]
+            out += self._named(name, self._grouped(parts, fraction))
         return out
 
-    def _grouped(self, fraction: float) -> list[list[PartRef]]:
+    def _grouped(self, parts: list[PartRef], fraction: float) -> list[list[PartRef]]:
         shards: list[list[PartRef]] = []
         size = 0.0
-        for part in self.parts:
+        for part in parts:
             share = part[2] * fraction
             if not shards or size + share > self.settings.shard_bytes:
                 shards.append([])

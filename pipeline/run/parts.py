@@ -6,6 +6,7 @@ as results arrive (the workers write them, ``parquet.write_shard``)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,18 @@ def write_parts(
     return facts, found, held, call_shapes(rows.get("sft", []))
 
 
+def _splits_held(
+    split_of: dict[str, str], key: tuple[str, ...], drop: set[tuple[Any, ...]], part: Path
+) -> frozenset[str]:
+    """The splits a part has rows of, rows left out as duplicates not counted."""
+    table = read_part(part).select(["session_id", *(c for c in key if c != "session_id")])
+    sessions = table.column("session_id").to_pylist()
+    if drop:
+        keys = zip(*(table.column(c).to_pylist() for c in key), strict=True)
+        sessions = [s for s, k in zip(sessions, keys, strict=True) if k not in drop]
+    return frozenset(split_of.get(s, TRAIN) for s in sessions)
+
+
 class Assembly:
     """Every table's shards, planned from each batch's parts as its result arrives in unit
     order (``ShardPlan``); ``tasks`` hands them to the workers, ``facts`` gathers what they
@@ -103,11 +116,15 @@ class Assembly:
         tools = tuple(sorted(self.inferred.items()))
         placed = self.sessions_by_split()
         held = tuple(sorted(s for ss in placed.values() for s in ss))  # not in train
+        split_of = {s: name for name, ss in placed.items() for s in ss}
         tasks = []
         for plan in self.plans.values():
             spec = TABLES[plan.name].dedup
             drop = tuple(sorted(self.dropped.get(plan.name, {})))
-            for task in plan.tasks(dict(self.splits)):
+            holds = cache(
+                partial(_splits_held, split_of, spec.key if spec and drop else (), set(drop))
+            )  # each part read once, for its few columns, and only with --split
+            for task in plan.tasks(dict(self.splits), holds):
                 if drop and spec is not None:
                     task = replace(task, key=spec.key, drop=drop)
                 if plan.name in ("sft", "trajectories"):
