@@ -33,6 +33,15 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+@pytest.fixture
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``datasets`` and the Hub client offline, with a cache of the test's own; its folder."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
 def session_file(name: str) -> Path:
     """Path of a fixture session by base name (``basic`` -> sessions/v0.4/basic.jsonl)."""
     base = UPSTREAM / "agentsession" / "testdata" / "sessions"

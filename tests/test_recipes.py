@@ -59,11 +59,8 @@ def _tiny_model(out: Path, dest: Path) -> Path:
 
 @pytest.mark.parametrize("kind", list(READERS))
 def test_every_recipe_of_the_card_runs_as_written(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: Path
 ) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
     store = FIXTURES[kind][0](tmp_path / "store")
     out = tmp_path / "out"
     run_export([store], out, ExportOptions(), RunOptions(workers=1))

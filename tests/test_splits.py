@@ -32,7 +32,7 @@ def forked(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_no_session_falls_in_two_splits_and_every_config_loads_per_split(
-    forked: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    forked: Path, tmp_path: Path, offline: Path
 ) -> None:
     from datasets import load_dataset
 
@@ -49,11 +49,9 @@ def test_no_session_falls_in_two_splits_and_every_config_loads_per_split(
     assert set(Counter(where.values())) == {"train", "validation", "test"}
     for f in (out / "data").rglob("*.parquet"):  # the same bytes whatever the workers
         assert f.read_bytes() == (runs[2] / f.relative_to(out)).read_bytes(), f
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     for config in TABLES:
         for split in ("train", "validation", "test"):
-            rows = load_dataset(str(out), config, split=split, cache_dir=str(tmp_path / "c"))
+            rows = load_dataset(str(out), config, split=split, cache_dir=str(offline))
             want = [r for r in _rows(out, config) if r["split"] == split]
             assert len(rows) == len(want) > 0 and set(rows["split"]) == {split}, (config, split)
     manifest = json.loads((out / "manifest.json").read_text())
@@ -118,7 +116,7 @@ def test_without_splits_every_row_is_train(tmp_path: Path) -> None:
 
 
 def test_no_split_has_an_empty_file_however_the_parts_fall(
-    forked: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    forked: Path, tmp_path: Path, offline: Path
 ) -> None:
     """A part per unit and small shards: a shard of a split is made of parts that hold its
     rows only (``datasets`` cannot read a split with an empty file in it)."""
@@ -132,8 +130,6 @@ def test_no_split_has_an_empty_file_however_the_parts_fall(
     files = list((out / "data").rglob("*.parquet"))
     assert len([f for f in files if f.name.startswith("test-")]) > len(TABLES)  # several each
     assert all(pq.ParquetFile(f).metadata.num_rows > 0 for f in files)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     for config in TABLES:
         for split in ("train", "validation", "test"):
-            load_dataset(str(out), config, split=split, cache_dir=str(tmp_path / "c"))
+            load_dataset(str(out), config, split=split, cache_dir=str(offline))

@@ -72,11 +72,7 @@ def _train_one_sft_step(dataset: Any, tmp_path: Path) -> float:
     from trl import SFTConfig, SFTTrainer
 
     tokenizer = _tokenizer(_texts(dataset))
-    args = SFTConfig(
-        output_dir=str(tmp_path / "run"), max_steps=1, per_device_train_batch_size=2,
-        max_length=2048, assistant_only_loss=True, report_to=[], save_strategy="no",
-        logging_steps=1, use_cpu=True, dataloader_num_workers=0, seed=0,
-    )  # fmt: skip
+    args = _args(SFTConfig, tmp_path, assistant_only_loss=True)
     trainer = SFTTrainer(
         model=_model(tokenizer), args=args, train_dataset=dataset, processing_class=tokenizer
     )
@@ -88,10 +84,16 @@ def _conversations(rows: Any, columns: tuple[str, ...]) -> list[dict[str, Any]]:
     return [{"tools": r["tools"], "messages": m} for r in rows for c in columns for m in [r[c]]]
 
 
-def _export(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **options: Any) -> Path:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+def _args(config: Any, tmp_path: Path, **more: Any) -> Any:
+    """One step on the CPU, nothing reported or saved."""
+    return config(
+        output_dir=str(tmp_path / "run"), max_steps=1, per_device_train_batch_size=2,
+        max_length=2048, report_to=[], save_strategy="no", logging_steps=1, use_cpu=True,
+        dataloader_num_workers=0, seed=0, **more,
+    )  # fmt: skip
+
+
+def _export(source: Path, tmp_path: Path, **options: Any) -> Path:
     out = tmp_path / "out"
     run_export([source], out, ExportOptions(**options), RunOptions(workers=1))
     return out
@@ -110,27 +112,19 @@ def _store(store: str, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("store", ["generated", "claude-code"])
 def test_trl_trains_one_dpo_step_on_the_preferences_config(
-    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: str, tmp_path: Path, offline: Path
 ) -> None:
     """The card's DPO recipe as written: pairs of both kinds, three columns."""
     from datasets import load_dataset
     from trl import DPOConfig, DPOTrainer
 
-    out = _export(_store(store, tmp_path), tmp_path, monkeypatch)
-    pairs = load_dataset(str(out), "preferences", split="train", cache_dir=str(tmp_path / "c"))
-    pairs = pairs.select_columns(["prompt", "chosen", "rejected"])
+    out = _export(_store(store, tmp_path), tmp_path)
+    pairs = load_dataset(str(out), "preferences", split="train", cache_dir=str(offline))
     assert len(pairs) >= 2
-    tokenizer = _tokenizer(_texts(_conversations(
-        load_dataset(str(out), "preferences", split="train", cache_dir=str(tmp_path / "c")),
-        ("prompt", "chosen", "rejected"),
-    )))  # fmt: skip
-    args = DPOConfig(
-        output_dir=str(tmp_path / "run"), max_steps=1, per_device_train_batch_size=2,
-        max_length=2048, report_to=[], save_strategy="no", logging_steps=1, use_cpu=True,
-        dataloader_num_workers=0, seed=0,
-    )  # fmt: skip
+    tokenizer = _tokenizer(_texts(_conversations(pairs, ("prompt", "chosen", "rejected"))))
     trainer = DPOTrainer(
-        model=_model(tokenizer), ref_model=_model(tokenizer), args=args, train_dataset=pairs,
+        model=_model(tokenizer), ref_model=_model(tokenizer), args=_args(DPOConfig, tmp_path),
+        train_dataset=pairs.select_columns(["prompt", "chosen", "rejected"]),
         processing_class=tokenizer,
     )  # fmt: skip
     loss = float(trainer.train().training_loss)
@@ -141,22 +135,17 @@ def test_trl_trains_one_dpo_step_on_the_preferences_config(
                                                  ("claude-code", "pairs"),
                                                  ("generated", "outcomes")])  # fmt: skip
 def test_trl_trains_one_kto_step_on_the_kto_config(
-    store: str, kto_from: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: str, kto_from: str, tmp_path: Path, offline: Path
 ) -> None:
     from datasets import load_dataset
     from trl import KTOConfig, KTOTrainer
 
-    out = _export(_store(store, tmp_path), tmp_path, monkeypatch, kto_from=kto_from)
-    rows = load_dataset(str(out), "kto", split="train", cache_dir=str(tmp_path / "c"))
+    out = _export(_store(store, tmp_path), tmp_path, kto_from=kto_from)
+    rows = load_dataset(str(out), "kto", split="train", cache_dir=str(offline))
     assert {True, False} <= set(rows["label"]) and set(rows["source"]) == {kto_from[:-1]}
     tokenizer = _tokenizer(_texts(_conversations(rows, ("prompt", "completion"))))
-    args = KTOConfig(
-        output_dir=str(tmp_path / "run"), max_steps=1, per_device_train_batch_size=2,
-        max_length=2048, report_to=[], save_strategy="no", logging_steps=1, use_cpu=True,
-        dataloader_num_workers=0, seed=0,
-    )  # fmt: skip
     trainer = KTOTrainer(
-        model=_model(tokenizer), ref_model=_model(tokenizer), args=args,
+        model=_model(tokenizer), ref_model=_model(tokenizer), args=_args(KTOConfig, tmp_path),
         train_dataset=rows.select_columns(["prompt", "completion", "label"]),
         processing_class=tokenizer,
     )  # fmt: skip
@@ -166,16 +155,12 @@ def test_trl_trains_one_kto_step_on_the_kto_config(
 
 @pytest.mark.parametrize("store", ["sample", "claude-code"])
 def test_trl_trains_one_sft_step_on_the_sft_config(
-    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: str, tmp_path: Path, offline: Path
 ) -> None:
     from datasets import load_dataset
 
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
     source = sample_store() if store == "sample" else UPSTREAM / "claude-code"
-    out = tmp_path / "out"
-    run_export([source], out, ExportOptions(), RunOptions(workers=1))
-    sft = load_dataset(str(out), "sft", split="train", cache_dir=str(tmp_path / "cache"))
+    out = _export(source, tmp_path)
+    sft = load_dataset(str(out), "sft", split="train", cache_dir=str(offline))
     loss = _train_one_sft_step(sft.select_columns(["messages", "tools"]), tmp_path)
     assert math.isfinite(loss) and loss > 0
