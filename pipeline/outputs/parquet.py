@@ -252,11 +252,8 @@ class ShardTask:
     drop: tuple[tuple[Any, ...], ...] = ()
     #: ((agent name, version), tools JSON): the inferred tools of rows whose store recorded none
     tools: tuple[tuple[tuple[str, str], str], ...] = ()
-    #: the split the shard holds: its name, and the sessions it takes (``include``, for a
-    #: ``--split``) or leaves to the others (``exclude``, for train)
-    split: str = "train"
-    include: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] = ()
+    #: the split the shard holds, and which sessions' rows that is
+    split: Split = Split()
 
     @property
     def nbytes(self) -> int:
@@ -277,14 +274,9 @@ def write_shard(task: ShardTask) -> dict[str, Any]:
         with pq.ParquetWriter(
             pa.PythonFile(sink, mode="w"), schema, metadata_collector=footer, **WRITE_OPTIONS
         ) as writer:
-            split = Split(
-                task.split,
-                None if task.include is None else frozenset(task.include),
-                frozenset(task.exclude),
-            )
             groups = _RowGroups(
                 writer, task.row_group_bytes, frozenset(task.drop), dict(task.tools), task.key,
-                split,
+                task.split,
             )  # fmt: skip
             for part, rows, nbytes in task.parts:
                 groups.add(part, rows, nbytes)
@@ -368,7 +360,7 @@ class ShardPlan:
                 self.folder / f"{split}-{i:05d}-of-{n:05d}.parquet",
                 tuple(parts),
                 self.settings.row_group_bytes,
-                split=split,
+                split=Split(split),
             )
             for i, parts in enumerate(shards)
         ]

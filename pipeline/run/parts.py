@@ -16,7 +16,7 @@ from trajset.schemas.records import ErrorRow
 from ..options import RunSettings
 from ..outputs.audit import table_placeholders
 from ..outputs.markers import part_path
-from ..outputs.parquet import ShardPlan, ShardTask, read_part, to_table, write_part
+from ..outputs.parquet import ShardPlan, ShardTask, Split, read_part, to_table, write_part
 from ..outputs.tables_info import table_facts
 from ..splits import TRAIN, Splits, assign, split_names
 from ..tables import CONFIGS, TABLES, Row
@@ -115,7 +115,7 @@ class Assembly:
         self.inferred = schemas(self.shapes)
         tools = tuple(sorted(self.inferred.items()))
         placed = self.sessions_by_split()
-        held = tuple(sorted(s for ss in placed.values() for s in ss))  # not in train
+        held = frozenset(s for ss in placed.values() for s in ss)  # not in train
         split_of = {s: name for name, ss in placed.items() for s in ss}
         tasks = []
         for plan in self.plans.values():
@@ -129,10 +129,13 @@ class Assembly:
                     task = replace(task, key=spec.key, drop=drop)
                 if plan.name in ("sft", "trajectories"):
                     task = replace(task, tools=tools)
-                if task.split == TRAIN:
-                    task = replace(task, exclude=held)
-                else:
-                    task = replace(task, include=placed.get(task.split, ()))
+                name = task.split.name
+                task = replace(
+                    task,
+                    split=Split(name, exclude=held)
+                    if name == TRAIN
+                    else Split(name, include=frozenset(placed.get(name, ()))),
+                )
                 tasks.append(task)
         return sorted(tasks, key=lambda t: t.nbytes, reverse=True)
 
@@ -167,8 +170,8 @@ class Assembly:
             out[name] = table_facts(self.out, [(t.path, f) for t, f in mine])
             out[name]["splits"] = {
                 split: {
-                    "rows": sum(f["rows"] for t, f in mine if t.split == split),
-                    "bytes": sum(f["bytes"] for t, f in mine if t.split == split),
+                    "rows": sum(f["rows"] for t, f in mine if t.split.name == split),
+                    "bytes": sum(f["bytes"] for t, f in mine if t.split.name == split),
                 }
                 for split in split_names(self.splits)
             }
