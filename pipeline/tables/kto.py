@@ -22,6 +22,7 @@ from ..jsonio import content_hash
 from ..tree.outcomes import leaf_outcome
 from .base import Dedup, Row, Table
 from .messages import fork_prompt, function_tools
+from .paths import forks
 from .preferences import said
 
 
@@ -79,12 +80,12 @@ def _own_part(et: ExportedTrajectory) -> tuple[list[Message], list[Message]] | N
     fork, the part starts at the first answer."""
     t = et.trajectory
     path = t.session.path(t.leaf_id)
-    forks = [i for i, e in enumerate(path[:-1]) if len(t.session.children(e.id)) > 1]
-    start = forks[-1] if forks else -1
+    at = forks(t.session, path)
+    start = at[-1] if at else -1
     before = {e.id for e in path[: start + 1]}
     side, _ = said(t, et.messages, after=start)  # its media are written with the document
     own = [m for m, a in (side or et.messages) if a and a not in before]
-    if not forks:
+    if not at:
         first = next((i for i, m in enumerate(own) if m["role"] == "assistant"), None)
         if first is None:
             return None

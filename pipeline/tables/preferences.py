@@ -27,7 +27,7 @@ from trajset.schemas.tables import PREFERENCES
 from ..jsonio import content_hash
 from .base import Dedup, Row, Table
 from .messages import context_messages
-from .quality import windows
+from .paths import forks, windows
 
 GRANULARITIES = ("turn", "trajectory")
 
@@ -93,11 +93,11 @@ def said(
     cut from these, so it starts with what the branch said first."""
     session = t.session
     path = session.path(t.leaf_id)
-    first = after
-    if first is None:
-        first = next((i for i, e in enumerate(path[:-1]) if len(session.children(e.id)) > 1), None)
     parts = list(windows(path))
-    if first is None or len(parts) == 1:
+    if len(parts) == 1:  # most paths: no compaction, the document holds it all
+        return None, {}
+    first = after if after is not None else next(iter(forks(session, path)), None)
+    if first is None:
         return None, {}
     before = {e.id for e in path[: first + 1]}
     if all(e.id in before for e in parts[-2]):

@@ -18,9 +18,9 @@ answers and the windows of a path add up to the path's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
-from trajset.schemas.entries import CompactionEntry, ItemEntry, ResponseEntry
+from trajset.schemas.entries import ItemEntry, ResponseEntry
 from trajset.schemas.session import Entry
 
 from .base import Row
@@ -66,13 +66,3 @@ def quality(entries: Iterable[Entry]) -> Row:
         "recovered": recovered,
         "duration_sec": None if first is None or last is None else round(last - first, 6),
     }
-
-
-def windows(path: list[Entry]) -> Iterator[list[Entry]]:
-    """The path cut where each compaction starts a new window: one list per window."""
-    start = 0
-    for i, e in enumerate(path):
-        if isinstance(e.body, CompactionEntry) and i > start:
-            yield path[start:i]
-            start = i
-    yield path[start:]

@@ -21,7 +21,8 @@ from trajset.schemas.tables import SFT
 
 from .base import Dedup, Row, Table
 from .messages import fork_prompt, function_tools, tools_source
-from .quality import quality, windows
+from .paths import windows
+from .quality import quality
 from .tool_schemas import misfits
 
 
