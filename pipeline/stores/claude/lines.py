@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from trajset.schemas.session import Issue
 
 from ..base import read_input
+from ..jsonl import objects
 
 JSON = Any
 
@@ -39,26 +39,6 @@ class Record:
 def read_lines(path: Path, start: int) -> tuple[list[Record], list[Issue]]:
     """Every decodable line; a line that does not decode is an issue, the rest is kept
     (a crashed writer leaves a cut last line, a partial character included)."""
-    data = read_input(path)
-    records: list[Record] = []
-    issues: list[Issue] = []
-    lines = data.split(b"\n")
-    for i, chunk in enumerate(lines, 1):
-        if not chunk.strip():
-            continue
-        try:
-            raw = json.loads(chunk.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            last = i == len(lines) or (i == len(lines) - 1 and not lines[-1])
-            what = "the final line is cut short" if last else "a line does not decode"
-            issues.append(
-                Issue(
-                    "truncated" if last else "bad_line",
-                    i,
-                    f"{path.name}: {what} ({type(exc).__name__}); the other lines were read",
-                )
-            )
-            continue
-        if isinstance(raw, dict):
-            records.append(Record(raw, str(path), i, start + len(records)))
+    found, issues = objects(read_input(path), path.name)
+    records = [Record(raw, str(path), i, start + n) for n, (i, raw) in enumerate(found)]
     return records, issues
