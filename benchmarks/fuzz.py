@@ -44,6 +44,12 @@ SEEDS: dict[str, list[Path]] = {
         UPSTREAM / "claude-code" / "synthetic-rewind",
         UPSTREAM / "claude-code" / "teich",
     ],
+    "codex": [
+        UPSTREAM / "codex" / "synthetic" / "rollback",
+        UPSTREAM / "codex" / "synthetic" / "paginated-revert-fork",
+        UPSTREAM / "codex" / "synthetic" / "subagent-paginated",
+        UPSTREAM / "codex" / "upstream-synthetic" / "claude-code-log",
+    ],
 }
 SMALL_SLICES = RunSettings(slice_trajectories=2, spill_document_bytes=1, spill_session_rows=2)
 

@@ -24,12 +24,13 @@ def _data_files(root: Path) -> dict[str, bytes]:
     }
 
 
-#: the sample store, the reference's sessions, an einox and a Claude Code store in one run
+#: the sample store, the reference's sessions, an einox, a Claude Code and a Codex store in one run
 STORES = [
     sample_store(),
     UPSTREAM / "agentsession" / "testdata" / "sessions",
     UPSTREAM / "einox" / "synthetic" / "data",
     UPSTREAM / "claude-code",
+    UPSTREAM / "codex",
 ]
 #: a batch per unit: many batches, so two workers share them
 PER_UNIT = RunSettings(batch_mean_units=1)

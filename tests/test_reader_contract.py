@@ -83,6 +83,11 @@ FIXTURES: dict[str, list[Callable[[Path], Path]]] = {
         _copy(UPSTREAM / "claude-code" / "teich"),
         _copy(UPSTREAM / "claude-code" / "synthetic-rewind"),
     ],
+    "codex": [
+        _copy(UPSTREAM / "codex" / "synthetic" / "rollback"),
+        _copy(UPSTREAM / "codex" / "synthetic" / "fork"),
+        _copy(UPSTREAM / "codex" / "real" / "codemie-code"),
+    ],
     "toy": [_toy],
 }  # fmt: skip
 

@@ -37,6 +37,7 @@ from .base import (
     recording_reads,
 )
 from .claude import ClaudeCodeReader
+from .codex import CodexReader
 from .einox import EinoxReader
 from .index_file import IndexFile
 from .sqlite import SqliteReader
@@ -59,6 +60,7 @@ READERS: dict[str, Reader] = registry(
     EinoxReader(),
     SugaReader(),
     ClaudeCodeReader(),
+    CodexReader(),
     AgentSessionReader(),  # the fallback: any file or folder
 )
 STORE_KINDS = ("auto", *READERS)

@@ -1,0 +1,370 @@
+"""A tree of Codex lines as Agent Session Format entries (specs/codex.md, mapping).
+
+The lines are read in the order they were written; a line whose parent is not
+the line before it (a rollback's fork, a fork's or a revert segment's first
+line) continues from the state saved at its parent.  The state is small: the
+last entry on the path, the model in force, the last usage total counted, the
+open model call, turn and prompt.  A model call is the output items since the
+last input: they get one ``response`` entry, at the call's ``token_count`` (its
+``last_token_usage``, a repeat of the previous total skipped) or, with no usage
+written, at the next input.  Turns are runs; an aborted turn an outcome that
+never passes.  Events that repeat an item are members of its entry; every other
+record is a ``codex:<type>`` entry.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from trajset.schemas.timestamps import RFC3339_RE
+
+from .events import Duplicates, is_context, is_prompt
+from .items import call_item, output_item, reasoning_config, reasoning_item, text_message, usage
+from .lineage import Tree
+from .rollouts import Line
+
+JSON = Any
+CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+OUTPUTS = ("function_call_output", "custom_tool_call_output")
+USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
+
+
+@dataclass
+class State:
+    """What the conversion of a path knows after a line (copied at forks)."""
+
+    tail: str | None = None  # the last entry on the path
+    ts: str = "1970-01-01T00:00:00Z"
+    model: str = ""
+    reasoning: JSON = None
+    total: JSON = None  # the last total_token_usage counted
+    call: str = ""  # the open model call's response id
+    call_last: str = ""  # its last item
+    run: str = ""  # the open turn
+    pending: tuple[str, ...] = ()  # calls of the open turn without an output
+    prompt: str = ""  # the open turn's typed prompt
+    compaction: JSON = None  # the last compaction, until a model call follows it
+
+
+class Converter:
+    """Entries of one tree (``convert``)."""
+
+    def __init__(self, tree: Tree, dups: dict[str, Duplicates]) -> None:
+        self.tree, self.dups = tree, dups
+        self.raws: list[dict[str, JSON]] = []
+        self.counts: Counter[str] = Counter()
+        self.current = ""  # the entry the thread's current leaf is
+        self.instructions = _instructions(tree.root.meta)
+        self.first_model = next(
+            (str(pl.line.payload.get("model")) for pl in tree.placed
+             if pl.line.type == "turn_context" and isinstance(pl.line.payload, dict)
+             and pl.line.payload.get("model")), "",
+        )  # fmt: skip
+
+    def add(self, s: State, eid: str, entry_type: str, **body: JSON) -> str:
+        self.raws.append({"type": entry_type, "id": eid, "parent": s.tail, "ts": s.ts, **body})
+        s.tail = eid
+        return eid
+
+    # ---------------------------------------------------------------- model calls
+
+    def open_call(self, s: State, line: Line) -> str:
+        if not s.call:
+            s.call = line.key
+        return s.call
+
+    def close_call(
+        self, s: State, status: str = "completed", eid: str = "", use: JSON = None
+    ) -> None:
+        """The open call's ``response`` entry (``eid``: its token_count's line)."""
+        if not s.call:
+            if use is not None:
+                self.unclaimed_usage(s, eid, use)
+            return
+        body: dict[str, JSON] = {"response_id": s.call, "status": status}
+        if s.model:
+            body["model"] = s.model
+        if use is not None:
+            body["usage"] = use
+        self.add(s, eid or f"{s.call_last}:response", "response", **body)
+        self.counts["responses"] += 1
+        s.call = s.call_last = ""
+        s.compaction = None
+
+    def unclaimed_usage(self, s: State, eid: str, use: JSON) -> None:
+        """Usage with no open call: the summarising call of the compaction just made, else a
+        call whose output was not written (a ``response`` entry with no items)."""
+        if isinstance(s.compaction, dict) and "usage" not in s.compaction:
+            s.compaction["usage"] = use
+            s.compaction = None
+            return
+        body: dict[str, JSON] = {"response_id": eid, "status": "completed", "usage": use}
+        if s.model:
+            body["model"] = s.model
+        self.add(s, eid, "response", **body)
+        self.counts["responses_without_items"] += 1
+
+    def output(self, s: State, line: Line, item: JSON, **extra: JSON) -> None:
+        """An item the model produced, in the open call."""
+        rid = self.open_call(s, line)
+        s.call_last = self.add(s, line.key, "item", item=item, response=rid, **extra)
+
+    def note_usage(self, use: JSON) -> None:
+        for k, name in zip(USAGE_KEYS, ("input_tokens", "cached_tokens", "output_tokens",
+                                        "reasoning_tokens"), strict=True):  # fmt: skip
+            details = {
+                "cached_tokens": "input_tokens_details",
+                "reasoning_tokens": "output_tokens_details",
+            }
+            v = use[details[name]][name] if name in details else use[k]
+            self.counts[f"usage/{name}"] += v
+
+    # ---------------------------------------------------------------- the lines
+
+    def line(self, s: State, line: Line, dups: Duplicates, is_root: bool) -> None:
+        """The entries of one line (none for an event that repeats an item)."""
+        if isinstance(line.ts, str) and RFC3339_RE.match(line.ts):
+            s.ts = line.ts
+        if line.key in dups.repeated:
+            self.counts["events_merged_into_items"] += 1
+            return
+        handler = HANDLERS.get(line.type)
+        if line.type == "session_meta":
+            self.session_meta(s, line, is_root)
+        elif handler is not None and isinstance(line.payload, dict):
+            handler(self, s, line, dups)
+        else:
+            self.counts[f"unknown/{line.type or 'untyped'}"] += 1
+            self.add(s, line.key, f"codex:{line.type or 'untyped'}", payload=line.payload)
+
+    def session_meta(self, s: State, line: Line, is_root: bool) -> None:
+        payload = line.payload if isinstance(line.payload, dict) else {}
+        if is_root:
+            body: dict[str, JSON] = {}
+            if self.first_model:
+                body["model"] = self.first_model
+            if self.instructions:
+                body["instructions"] = self.instructions
+            if isinstance(payload.get("dynamic_tools"), list):
+                body["codex:dynamic_tools"] = payload["dynamic_tools"]
+            self.add(s, line.key, "config", **body)
+            s.model = self.first_model
+            return
+        kept = dict(payload)
+        if _instructions(kept) == self.instructions:
+            kept.pop("base_instructions", None)
+        self.add(s, line.key, "codex:session_meta", payload=kept)
+
+
+def _instructions(meta: JSON) -> str:
+    base = meta.get("base_instructions") if isinstance(meta, dict) else None
+    text = base.get("text") if isinstance(base, dict) else base
+    return text if isinstance(text, str) else ""
+
+
+# -------------------------------------------------------------------- handlers
+
+
+def _turn_context(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
+    p = line.payload
+    c.close_call(s)
+    body: dict[str, JSON] = {}
+    if isinstance(p.get("model"), str) and p["model"]:
+        body["model"] = s.model = p["model"]
+    if (reasoning := reasoning_config(p)) is not None:
+        body["reasoning"] = s.reasoning = reasoning
+    c.add(s, line.key, "config", **body, **{"codex:turn_context": p})
+
+
+def _response_item(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
+    p = line.payload
+    kind = str(p.get("type") or "")
+    events = {"codex:events": dups.events[line.key]} if line.key in dups.events else {}
+    if kind == "message" and p.get("role") == "assistant":
+        c.output(s, line, p, **events)
+    elif kind == "message":
+        c.close_call(s)
+        if is_prompt(line, dups):
+            s.prompt = c.add(s, line.key, "item", item=p, **events)
+            c.counts["prompts"] += 1
+        else:
+            c.add(s, line.key, "item", item=p, visible=False, **{"codex:context": True}, **events)
+    elif kind == "reasoning":
+        c.output(s, line, p, **events)
+    elif kind in CALLS:
+        item, extra = call_item(p)
+        c.output(s, line, item, **extra)
+        s.pending = (*s.pending, str(item.get("call_id") or ""))
+        c.counts["tool_calls"] += 1
+    elif kind in OUTPUTS:
+        c.close_call(s)
+        item, extra = output_item(p, dups.ends.get(line.key, []))
+        c.add(s, line.key, "item", item=item, **extra)
+        s.pending = tuple(x for x in s.pending if x != item["call_id"])
+    elif kind == "ghost_snapshot":
+        c.counts["ghost_snapshots_skipped"] += 1
+    elif kind.endswith("_output") or kind == "compaction":
+        c.close_call(s)
+        c.add(s, line.key, "item", item={"type": f"codex:{kind}", "payload": p})
+    else:  # web_search_call, image_generation_call, tool_search_call, ...: model output
+        c.counts[f"extension_items/{kind or 'untyped'}"] += 1
+        c.output(s, line, {"type": f"codex:{kind or 'untyped'}", "payload": p})
+
+
+def _compacted(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
+    p = line.payload
+    c.close_call(s)
+    message = p.get("message")
+    history = p.get("replacement_history")
+    remote = [x for x in history or [] if isinstance(x, dict) and x.get("type") == "compaction"]
+    if isinstance(message, str) and message:
+        summary = text_message("user", message)
+    elif remote:
+        summary = {k: v for k, v in remote[-1].items() if k in ("type", "id", "encrypted_content")}
+    else:
+        summary = text_message("user", "")
+    config = {"model": s.model, "instructions": c.instructions, "reasoning": s.reasoning}
+    body: dict[str, JSON] = {
+        "first_kept": s.prompt or s.tail or "",
+        "summary": summary,
+        "config": {k: v for k, v in config.items() if v},
+    }
+    if history is not None:
+        body["codex:replacement_history"] = history
+    rest = {k: v for k, v in p.items() if k not in ("message", "replacement_history")}
+    if rest:
+        body["codex:compacted"] = rest
+    c.add(s, line.key, "compaction", **body)
+    s.compaction = c.raws[-1]
+    c.counts["compactions"] += 1
+
+
+def _token_count(c: Converter, s: State, line: Line) -> None:
+    info = line.payload.get("info")
+    total = info.get("total_token_usage") if isinstance(info, dict) else None
+    use = usage(info)
+    if use is None:
+        c.counts["token_counts_without_usage"] += 1
+        return
+    if total is not None and total == s.total:
+        c.counts["token_counts_repeated"] += 1
+        return
+    s.total = total
+    c.note_usage(use)
+    c.close_call(s, eid=line.key, use=use)
+    if c.raws and c.raws[-1]["id"] == line.key:
+        c.raws[-1]["codex:token_count"] = {k: v for k, v in line.payload.items() if k != "type"}
+
+
+def _run_end(c: Converter, s: State, line: Line, reason: str, aborted: bool) -> None:
+    p = line.payload
+    c.close_call(s, "incomplete" if aborted else "completed")
+    run = str(p.get("turn_id") or s.run or line.key)
+    if aborted:
+        body = {"kind": "task", "target": s.tail, "pass": False, "label": "codex:turn_aborted",
+                "details": {"reason": p.get("reason")}}  # fmt: skip
+        c.add(s, f"{line.key}:outcome", "outcome", **body)
+        c.counts["turns_aborted"] += 1
+    c.add(s, line.key, "run", run_id=run, phase="end", reason=reason, pending=list(s.pending),
+          **{"codex:event": p})  # fmt: skip
+    s.run, s.pending, s.prompt = "", (), ""
+
+
+def _event(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
+    p = line.payload
+    etype = str(p.get("type") or "")
+    if etype == "token_count":
+        _token_count(c, s, line)
+    elif etype == "task_started":
+        c.close_call(s)
+        s.run, s.pending, s.prompt = str(p.get("turn_id") or line.key), (), ""
+        c.add(s, line.key, "run", run_id=s.run, phase="start", source="input", **{"codex:event": p})
+        c.counts["turns"] += 1
+    elif etype == "task_complete":
+        _run_end(c, s, line, "done", aborted=False)
+    elif etype == "turn_aborted":
+        reason = "interrupted" if p.get("reason") in (None, "interrupted") else "aborted"
+        _run_end(c, s, line, reason, aborted=True)
+    elif etype == "user_message":
+        c.close_call(s)
+        item = text_message("user", event_message(p), p.get("images"))
+        s.prompt = c.add(s, line.key, "item", item=item, **{"codex:from_event": True})
+        c.counts["prompts_from_events"] += 1
+    elif etype == "agent_message":
+        item = text_message("assistant", event_message(p))
+        if isinstance(p.get("phase"), str):
+            item["phase"] = p["phase"]
+        c.output(s, line, item, **{"codex:from_event": True})
+    elif etype == "agent_reasoning":
+        c.output(s, line, reasoning_item(str(p.get("text") or "")), **{"codex:from_event": True})
+    elif etype == "thread_name_updated" and isinstance(p.get("thread_name"), str):
+        c.add(s, line.key, "info", name=p["thread_name"], **{"codex:event": p})
+    else:
+        if etype == "thread_rolled_back":
+            c.close_call(s)
+        c.add(s, line.key, f"codex:{etype or 'event'}", payload=p)
+
+
+def event_message(p: JSON) -> str:
+    return str(p.get("message") or "")
+
+
+def _record(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
+    """Newer record types kept verbatim (``inter_agent_communication``, ``world_state``...)."""
+    c.add(s, line.key, f"codex:{line.type}", payload=line.payload)
+
+
+HANDLERS: dict[str, Callable[[Converter, State, Line, Duplicates], None]] = {
+    "turn_context": _turn_context,
+    "response_item": _response_item,
+    "event_msg": _event,
+    "compacted": _compacted,
+    **{t: _record for t in ("inter_agent_communication", "inter_agent_communication_metadata",
+                           "token_usage_record", "world_state", "retained_context",
+                           "security_risk_score", "realtime_item")},
+}  # fmt: skip
+
+
+def convert(tree: Tree, dups: dict[str, Duplicates]) -> Converter:
+    """The tree's entries, in the order its lines were written."""
+    c = Converter(tree, dups)
+    placed = tree.placed
+    forks = {pl.parent for i, pl in enumerate(placed) if i and pl.parent != placed[i - 1].line.key}
+    saved: dict[str | None, State] = {None: State()}
+    s = State()
+    _prime(s, tree)
+    saved[None] = replace(s)
+    prev: str | None = None
+    root = tree.root.lines[0].key
+    ends: dict[str, str | None] = {}
+    for pl in placed:
+        if pl.parent != prev:
+            s = replace(saved.get(pl.parent) or saved[None])
+        key = pl.line.key
+        c.line(s, pl.line, dups[pl.rollout.rollout], is_root=key == root)
+        for child, call in tree.links.get(key, ()):
+            body = {"rel": "subsession", "session": child, **({"call_id": call} if call else {})}
+            c.add(s, f"{key}:link:{child}", "link", **body)
+        if key in forks:
+            saved[key] = replace(s)
+        ends[key] = s.tail
+        prev = key
+    c.current = ends.get(tree.current) or ""
+    return c
+
+
+def _prime(s: State, tree: Tree) -> None:
+    """A child's state after the parent's prefix it replays (left out): the usage total and
+    model it continues from, so nothing of the parent is counted again."""
+    for line in tree.replayed:
+        p = line.payload if isinstance(line.payload, dict) else {}
+        if line.type == "turn_context" and isinstance(p.get("model"), str):
+            s.model = p["model"]
+        elif line.kind == "event_msg/token_count" and isinstance(p.get("info"), dict):
+            s.total = p["info"].get("total_token_usage")
+
+
+__all__ = ["Converter", "convert", "is_context"]
