@@ -5,8 +5,9 @@
         --write benchmarks/RESULTS.md
     python benchmarks/bench.py --sessions 5 --repeat 1 --sizes 1   # a smoke run (CI)
     python benchmarks/bench.py --format einox --write benchmarks/RESULTS.md   # an einox store
+    python benchmarks/bench.py --format codex --write benchmarks/RESULTS.md   # Codex rollouts
 
-For the corpus (``corpus.py``, or ``einox_corpus.py`` with ``--format einox``; seed 1) this
+For the corpus (``corpus.py``, or ``einox_corpus.py``/``codex_corpus.py`` with ``--format``; seed 1) this
 measures, in one run:
 
 - the **floor**: orjson parse of every input record (a JSONL line, a ``session.json``),
@@ -24,8 +25,8 @@ measures, in one run:
   (one run each: the speed-up as the fixed cost of starting workers weighs less).
 
 ``--write FILE`` replaces the block between ``<!-- bench:begin -->`` and
-``<!-- bench:end -->`` in FILE (``bench:einox:begin`` and ``bench:einox:end`` for an einox
-corpus; appended when missing) with the figures and the machine.
+``<!-- bench:end -->`` in FILE (``bench:<format>:begin`` and ``bench:<format>:end`` for
+another store kind; appended when missing) with the figures and the machine.
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from codex_corpus import build_codex_corpus
 from corpus import build_corpus
 from einox_corpus import build_einox_corpus
 
-BUILDERS = {"agentsession": build_corpus, "einox": build_einox_corpus}
+BUILDERS = {"agentsession": build_corpus, "einox": build_einox_corpus, "codex": build_codex_corpus}
 
 CHILD = """
 import json, resource, sys, time

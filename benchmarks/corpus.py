@@ -4,6 +4,7 @@
     python benchmarks/corpus.py corpus /tmp/corpus --sessions 2000 --seed 1
     python benchmarks/corpus.py corpus /tmp/big --sessions 200 --tool-output-kb 36  # ~60 MB
     python benchmarks/corpus.py corpus /tmp/ex --format einox --sessions 200 --tool-output-kb 36
+    python benchmarks/corpus.py corpus /tmp/cx --format codex --sessions 200 --tool-output-kb 36
 
 The sample store is committed as package data; ``tests/test_sample_store.py``
 checks that it still equals what ``build_sample_store`` writes.
@@ -541,8 +542,8 @@ def main() -> None:
         "--tool-output-kb", type=float, default=0, help="mean tool output size (0: a few lines)"
     )
     ap.add_argument(
-        "--format", choices=["agentsession", "einox"], default="agentsession",
-        help="store kind of the corpus (einox: einox_corpus.py)",
+        "--format", choices=["agentsession", "einox", "codex"], default="agentsession",
+        help="store kind of the corpus (einox: einox_corpus.py, codex: codex_corpus.py)",
     )  # fmt: skip
     ap.add_argument(
         "--compact-every", type=int, default=0,
@@ -556,7 +557,7 @@ def main() -> None:
         for p in build_sample_store(args.dest):
             print(p)
     else:
-        build = build_corpus if args.format == "agentsession" else _einox()
+        build = build_corpus if args.format == "agentsession" else _other(args.format)
         extra = {"compact_every": args.compact_every} if args.compact_every else {}
         size = build(
             args.dest,
@@ -570,10 +571,15 @@ def main() -> None:
         print(f"{size} bytes")
 
 
-def _einox() -> Any:
-    from einox_corpus import build_einox_corpus  # it imports this module's text makers
+def _other(kind: str) -> Any:
+    """The builder of another store kind (its module imports this one's text makers)."""
+    if kind == "einox":
+        from einox_corpus import build_einox_corpus
 
-    return build_einox_corpus
+        return build_einox_corpus
+    from codex_corpus import build_codex_corpus
+
+    return build_codex_corpus
 
 
 if __name__ == "__main__":
