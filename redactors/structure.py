@@ -41,8 +41,12 @@ ENTRY: dict[str, frozenset[str]] = {
 }
 #: members whose value is an Open Responses item (or a list of them)
 ITEM_VALUED = frozenset({"item", "summary"})
-#: inside an item, at any depth (content parts, annotations): the members that are structure
-ITEM = frozenset({"type", "id", "call_id", "status", "role", "phase", "detail"})
+#: inside an item, at any depth (content parts, annotations): the members that are structure;
+#: ``encrypted_content`` (reasoning, compaction) is a provider's ciphertext, which holds no
+#: text to redact and breaks when rewritten (and its base64 runs look like secret names)
+ITEM = frozenset(
+    {"type", "id", "call_id", "status", "role", "phase", "detail", "encrypted_content"}
+)
 #: inside a tool definition (``tools_added[*]``): the members that name it
 TOOL = frozenset({"type", "name", "strict"})
 #: every structural member name: a literal secret equal to one is refused

@@ -332,6 +332,18 @@ def test_structure_is_never_touched() -> None:
     ]
 
 
+def test_a_providers_ciphertext_is_kept_as_it_is() -> None:
+    """``encrypted_content`` (Codex's reasoning) is opaque: rewriting it would break it, and a
+    run of base64 holding ``token`` looks like a secret's name to the assignment rules."""
+    cipher = "gAAAAAB" + "x_token-Ab3" * 40 + "_password=hunter2hunter2"
+    item = {"type": "reasoning", "encrypted_content": cipher,
+            "summary": [{"type": "summary_text", "text": "token=ghp_" + "A1b2" * 9}]}  # fmt: skip
+    raw = {"type": "item", "id": "i1", "parent": None, "ts": "2026-01-01T00:00:00Z", "item": item}
+    out = build_redactor(selected_rules(["all"])).entry(raw, Placeholders())
+    assert out["item"]["encrypted_content"] == cipher
+    assert "ghp_" not in out["item"]["summary"][0]["text"]
+
+
 def test_same_value_same_placeholder_and_no_plaintext() -> None:
     p = Placeholders()
     r = build_redactor(selected_rules())
