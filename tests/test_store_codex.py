@@ -627,5 +627,39 @@ def test_an_item_that_does_not_decode_is_reported_and_kept(tmp_path: Path) -> No
     assert kept.raw["entry"]["item"]["output"] == [1, 2]
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
     [error] = run.errors
-    assert error.line == 7 and "function_call_output" not in error.kind and "item entry" in error.message
+    assert (
+        error.line == 7
+        and "function_call_output" not in error.kind
+        and "item entry" in error.message
+    )
     assert run.counts["trajectories"] == 1
+
+
+def test_a_repeated_ordinal_keeps_every_line(tmp_path: Path) -> None:
+    """A paginated file that names an ordinal twice (a hostile or broken writer): both lines
+    are read, the second under its line number, and the ids stay unique."""
+    turn = _turn(1, "t1", "Run the tests.", "Done.", {"type": "task_complete"})
+    lines = [{**x, "ordinal": i} for i, x in enumerate([META, *turn])]
+    lines[5]["ordinal"] = 4
+    session = _session(_rollout(tmp_path, lines))
+    ids = [e.id for e in session.entries]
+    assert len(ids) == len(set(ids)) and any(i.endswith(":line6") for i in ids)
+
+
+def test_a_failed_mcp_call_is_a_failed_tool_call() -> None:
+    from trajset.pipeline.stores.codex.items import output_item
+
+    end = {"type": "mcp_tool_call_end", "call_id": "c", "result": {"Err": "no such tool"}}
+    _, extra = output_item({"type": "function_call_output", "call_id": "c", "output": "x"}, [end])
+    assert extra["trajset:failed"] is True and extra["codex:mcp_tool_call_end"] == end
+
+
+def test_a_copy_of_a_rollout_under_another_name_keeps_unique_ids(tmp_path: Path) -> None:
+    store = tmp_path / "sessions"
+    store.mkdir()
+    source = next(ROLLBACK.rglob("rollout-*.jsonl"))
+    shutil.copy(source, store / source.name)
+    shutil.copy(source, store / source.name.replace("10-40-09", "10-40-10"))
+    sessions = read_store(store)
+    ids = [e.id for s in sessions for e in s.entries]
+    assert len(ids) == len(set(ids)) and len(sessions) == 1

@@ -82,9 +82,10 @@ class CodexReader(Reader):
     def load(self, unit: Unit) -> Loaded:
         out: Loaded = []
         rollouts: list[Rollout] = []
+        taken: set[str] = set()
         for f in unit.files:
             try:
-                rollouts.append(read_rollout(Path(f)))
+                rollouts.append(read_rollout(Path(f), taken))
             except SessionReadError as exc:
                 out.append(exc)
         dups = {r.rollout: duplicates(r) for r in rollouts}

@@ -29,7 +29,6 @@ from .rollouts import Line
 JSON = Any
 CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 OUTPUTS = ("function_call_output", "custom_tool_call_output")
-USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
 
 
 @dataclass
@@ -52,17 +51,13 @@ class State:
 class Converter:
     """Entries of one tree (``convert``)."""
 
-    def __init__(self, tree: Tree, dups: dict[str, Duplicates]) -> None:
-        self.tree, self.dups = tree, dups
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
         self.raws: list[dict[str, JSON]] = []
         self.counts: Counter[str] = Counter()
         self.current = ""  # the entry the thread's current leaf is
         self.instructions = _instructions(tree.root.meta)
-        self.first_model = next(
-            (str(pl.line.payload.get("model")) for pl in tree.placed
-             if pl.line.type == "turn_context" and isinstance(pl.line.payload, dict)
-             and pl.line.payload.get("model")), "",
-        )  # fmt: skip
+        self.first_model = _first_model(tree)
 
     def add(self, s: State, eid: str, entry_type: str, **body: JSON) -> str:
         self.raws.append({"type": entry_type, "id": eid, "parent": s.tail, "ts": s.ts, **body})
@@ -113,14 +108,11 @@ class Converter:
         s.call_last = self.add(s, line.key, "item", item=item, response=rid, **extra)
 
     def note_usage(self, use: JSON) -> None:
-        for k, name in zip(USAGE_KEYS, ("input_tokens", "cached_tokens", "output_tokens",
-                                        "reasoning_tokens"), strict=True):  # fmt: skip
-            details = {
-                "cached_tokens": "input_tokens_details",
-                "reasoning_tokens": "output_tokens_details",
-            }
-            v = use[details[name]][name] if name in details else use[k]
-            self.counts[f"usage/{name}"] += v
+        """The thread's usage totals, for ``inspect``."""
+        self.counts["usage/input_tokens"] += use["input_tokens"]
+        self.counts["usage/cached_tokens"] += use["input_tokens_details"]["cached_tokens"]
+        self.counts["usage/output_tokens"] += use["output_tokens"]
+        self.counts["usage/reasoning_tokens"] += use["output_tokens_details"]["reasoning_tokens"]
 
     # ---------------------------------------------------------------- the lines
 
@@ -157,6 +149,15 @@ class Converter:
         if _instructions(kept) == self.instructions:
             kept.pop("base_instructions", None)
         self.add(s, line.key, "codex:session_meta", payload=kept)
+
+
+def _first_model(tree: Tree) -> str:
+    """The model of the tree's first ``turn_context``: the root config's model."""
+    for pl in tree.placed:
+        p = pl.line.payload
+        if pl.line.type == "turn_context" and isinstance(p, dict) and p.get("model"):
+            return str(p["model"])
+    return ""
 
 
 def _instructions(meta: JSON) -> str:
@@ -282,7 +283,7 @@ def _event(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
         c.close_call(s)
         s.run, s.pending, s.prompt = str(p.get("turn_id") or line.key), (), ""
         c.add(s, line.key, "run", run_id=s.run, phase="start", source="input", **{"codex:event": p})
-        c.counts["turns"] += 1
+        c.counts["runs"] += 1
     elif etype == "task_complete":
         _run_end(c, s, line, "done", aborted=False)
     elif etype == "turn_aborted":
@@ -330,7 +331,7 @@ HANDLERS: dict[str, Callable[[Converter, State, Line, Duplicates], None]] = {
 
 def convert(tree: Tree, dups: dict[str, Duplicates]) -> Converter:
     """The tree's entries, in the order its lines were written."""
-    c = Converter(tree, dups)
+    c = Converter(tree)
     placed = tree.placed
     forks = {pl.parent for i, pl in enumerate(placed) if i and pl.parent != placed[i - 1].line.key}
     saved: dict[str | None, State] = {None: State()}

@@ -83,7 +83,12 @@ def output_item(
         extra[f"codex:{etype}"] = kept
         if isinstance(end.get("exit_code"), int) and not isinstance(end.get("exit_code"), bool):
             code = end["exit_code"]
-        if end.get("success") is False or end.get("status") in ("failed", "declined"):
+        result = end.get("result")
+        if (
+            end.get("success") is False
+            or end.get("status") in ("failed", "declined")
+            or (isinstance(result, dict) and "Err" in result)  # mcp_tool_call_end
+        ):
             extra[TOOL_FAILED] = True
     if code is not None:
         extra[TOOL_EXIT_CODE] = code

@@ -212,6 +212,7 @@ def _place(
         attach, first = _attach(p, r, threads, ends)
         ends[r.rollout] = p.chain(r, [r.lines[0], *r.lines[first:]], attach)
     tree.current = _current(tree, threads, ends) or ""
+    tree.counts["turns"] = len(p.user_turns)
     return tree
 
 

@@ -226,9 +226,10 @@ class Rollout:
         return Head(self.path, self.thread, self.rollout, self.meta)
 
 
-def read_rollout(path: Path) -> Rollout:
+def read_rollout(path: Path, taken: set[str] | None = None) -> Rollout:
     """The rollout's lines; ``SessionReadError`` when it does not start with ``session_meta``
-    (nor the direct form's header)."""
+    (nor the direct form's header).  ``taken``: the rollout ids already read in the unit; a
+    copy of a file under another name gets ``<id>~<n>``, so its lines keep their own ids."""
     data = decompressed(path, read_input(path))
     found, issues = objects(data, path.name)
     meta = meta_of(found[0][1]) if found else None
@@ -247,7 +248,13 @@ def read_rollout(path: Path) -> Rollout:
             source=str(path),
             line=found[0][0] if found else None,
         )
-    out = Rollout(str(path), meta["id"], rollout_id(path, meta["id"]), meta, [], issues)
+    rid = rollout_id(path, meta["id"])
+    if taken is not None:
+        base, n = rid, 1
+        while rid in taken:
+            rid, n = f"{base}~{n}", n + 1
+        taken.add(rid)
+    out = Rollout(str(path), meta["id"], rid, meta, [], issues)
     direct = found[0][1].get("type") != "session_meta"
     keys: set[str] = set()
     default_ts = str(meta.get("timestamp") or "")
