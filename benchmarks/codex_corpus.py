@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from corpus import _sentence, tool_output
+from texts import sentence, tool_output
 
 JSON = Any
 MODEL = "gpt-5.5"
@@ -118,7 +118,7 @@ class _Rollout:
                     "exit_code": code, "duration": {"secs": 0, "nanos": 900_000_000},
                     "status": "completed"})  # fmt: skip
         self.token_count(repeat=True)
-        answer = _sentence(rng, 18)
+        answer = sentence(rng, 18)
         self.item(_reasoning(rng), 1200)
         self.event({"type": "agent_message", "message": answer, "phase": "final_answer"})
         self.item({**_text("assistant", answer), "phase": "final_answer"})
@@ -144,7 +144,7 @@ def _text(role: str, text: str) -> JSON:
 
 def _reasoning(rng: random.Random) -> JSON:
     blob = base64.urlsafe_b64encode(rng.randbytes(rng.randint(600, 2400))).decode()
-    return {"type": "reasoning", "summary": [{"type": "summary_text", "text": _sentence(rng, 10)}],
+    return {"type": "reasoning", "summary": [{"type": "summary_text", "text": sentence(rng, 10)}],
             "content": None, "encrypted_content": "gAAAAA" + blob}  # fmt: skip
 
 
@@ -177,7 +177,7 @@ def build_codex_corpus(
         r = _Rollout(rng, thread, ms)
         _start(r, _meta(thread, ms))
         for t in range(turns):
-            task = f"Fix failing test {t} of module {i}: {_sentence(rng, 8)}"
+            task = f"Fix failing test {t} of module {i}: {sentence(rng, 8)}"
             out = tool_output(rng, i, tool_output_bytes)
             r.turn(i, _uuid7(rng, r.ms), task, out, first=t == 0)
             if t < turns - 1 and rng.random() < fork_rate:  # regenerated: rolled back, asked again

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the builder lives in tests/
+from texts import sentence, tool_output
+
 from tests.builder import SessionBuilder
 from trajset.pipeline.stores.agentsession import store_path
 
@@ -375,63 +377,6 @@ def build_sample_store(dest: Path) -> list[Path]:
 
 # --------------------------------------------------------------------------- benchmark corpus
 
-WORDS = [
-    "the",
-    "build",
-    "fails",
-    "because",
-    "the",
-    "config",
-    "path",
-    "is",
-    "wrong",
-    "so",
-    "we",
-    "patch",
-    "loader",
-    "and",
-    "rerun",
-    "tests",
-    "then",
-    "check",
-    "output",
-    "parse",
-    "json",
-    "handle",
-    "error",
-    "retry",
-    "request",
-    "update",
-    "docs",
-    "review",
-    "diff",
-]
-
-
-def _sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
-
-
-def _tool_output(rng: random.Random, size: int) -> str:
-    """Test-runner-like output: 3-30 sentences, or about ``size`` bytes of them."""
-    if not size:
-        return "\n".join(_sentence(rng, 12) for _ in range(rng.randint(3, 30)))
-    target = rng.randint(size // 2, size * 3 // 2)
-    lines: list[str] = []
-    n = 0
-    while n < target:
-        lines.append(f"{rng.choice(WORDS)}.py:{rng.randint(1, 900)}: {_sentence(rng, 12)}")
-        n += len(lines[-1]) + 1
-    return "\n".join(lines)
-
-
-def tool_output(rng: random.Random, index: int, size: int, secrets: bool = True) -> str:
-    """A tool output (``_tool_output``), one in five with a planted key and e-mail address."""
-    out = _tool_output(rng, size)
-    if secrets and rng.random() < 0.2:
-        out += f"\nexport OPENAI_API_KEY=sk-proj-{rng.getrandbits(160):040x}\ncontact: dev{index}@example.com"
-    return out
-
 
 def synthetic_session(
     rng: random.Random,
@@ -455,23 +400,23 @@ def synthetic_session(
         cwd=f"/home/user{index % 50}/proj{index % 7}",
         hashes=False,
     )
-    b.config(model="gpt-5", instructions=_sentence(rng, 12), tools_added=[BASH, READ])
+    b.config(model="gpt-5", instructions=sentence(rng, 12), tools_added=[BASH, READ])
     forks: list[str] = []
     last_user = ""
     for t in range(turns):
         if compact_every and t and t % compact_every == 0:
             _compact(b, last_user, t)
-        last_user = b.user(_sentence(rng, rng.randint(8, 40)))
+        last_user = b.user(sentence(rng, rng.randint(8, 40)))
         call = f"call_{t}"
         b.respond(
-            reasoning=_sentence(rng, 15),
+            reasoning=sentence(rng, 15),
             calls=[(call, "bash", {"cmd": f"pytest -k t{t} /home/user{index % 50}/proj"})],
             model="gpt-5",
             usage=(500 + 40 * t, 60, 400),
         )
         at = b.tool_output(call, tool_output(rng, index, tool_output_bytes, secrets))
         r = b.respond(
-            text=_sentence(rng, rng.randint(10, 60)), model="gpt-5", usage=(800 + 40 * t, 90, 600)
+            text=sentence(rng, rng.randint(10, 60)), model="gpt-5", usage=(800 + 40 * t, 90, 600)
         )
         if rng.random() < fork_rate:
             forks.append(at)
@@ -484,7 +429,7 @@ def synthetic_session(
         )
     for at in forks:
         b.branch(at)
-        b.respond(text=_sentence(rng, rng.randint(10, 60)), model="gpt-5", usage=(800, 90, 600))
+        b.respond(text=sentence(rng, rng.randint(10, 60)), model="gpt-5", usage=(800, 90, 600))
     return b
 
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from corpus import _sentence, tool_output
+from texts import sentence, tool_output
 
 JSON = Any
 #: einox cuts a tool output longer than this to a placeholder and spills the full text
@@ -52,8 +52,8 @@ class _Session:
 
     def turn(self, rng: random.Random, t: int, call: str, output: str, first: bool) -> None:
         """A user message, a tool call with its output, and the answer (spec einox §4.1, §5)."""
-        text, reasoning = _sentence(rng, rng.randint(8, 40)), _sentence(rng, 15)
-        answer, cmd = _sentence(rng, rng.randint(10, 60)), f"pytest -k t{t} /srv/proj"
+        text, reasoning = sentence(rng, rng.randint(8, 40)), sentence(rng, 15)
+        answer, cmd = sentence(rng, rng.randint(10, 60)), f"pytest -k t{t} /srv/proj"
         self.event("user_message", {"text": text}, 20_000)
         if first:
             self.event("instruction_change", {"text": "You are a careful coding agent."})

@@ -1,0 +1,64 @@
+"""The words the generated corpora are made of: sentences and test-runner-like tool outputs,
+one in five with a planted key and e-mail address (shared by ``corpus.py``,
+``einox_corpus.py`` and ``codex_corpus.py``, so every store kind holds the same text)."""
+
+from __future__ import annotations
+
+import random
+
+WORDS = [
+    "the",
+    "build",
+    "fails",
+    "because",
+    "the",
+    "config",
+    "path",
+    "is",
+    "wrong",
+    "so",
+    "we",
+    "patch",
+    "loader",
+    "and",
+    "rerun",
+    "tests",
+    "then",
+    "check",
+    "output",
+    "parse",
+    "json",
+    "handle",
+    "error",
+    "retry",
+    "request",
+    "update",
+    "docs",
+    "review",
+    "diff",
+]
+
+
+def sentence(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def tool_text(rng: random.Random, size: int) -> str:
+    """Test-runner-like output: 3-30 sentences, or about ``size`` bytes of them."""
+    if not size:
+        return "\n".join(sentence(rng, 12) for _ in range(rng.randint(3, 30)))
+    target = rng.randint(size // 2, size * 3 // 2)
+    lines: list[str] = []
+    n = 0
+    while n < target:
+        lines.append(f"{rng.choice(WORDS)}.py:{rng.randint(1, 900)}: {sentence(rng, 12)}")
+        n += len(lines[-1]) + 1
+    return "\n".join(lines)
+
+
+def tool_output(rng: random.Random, index: int, size: int, secrets: bool = True) -> str:
+    """A tool output (``tool_text``), one in five with a planted key and e-mail address."""
+    out = tool_text(rng, size)
+    if secrets and rng.random() < 0.2:
+        out += f"\nexport OPENAI_API_KEY=sk-proj-{rng.getrandbits(160):040x}\ncontact: dev{index}@example.com"
+    return out
