@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .events import Duplicates, is_prompt
-from .rollouts import Head, Line, Rollout
+from .rollouts import Head, Line, Rollout, thread_spawn
 
 
 def families(heads: list[Head]) -> list[list[Head]]:
@@ -154,13 +154,6 @@ class Placer:
         while point in self.markers:
             point = self.parent.get(point)
         return point
-
-
-def _spawn(meta: dict[str, object]) -> dict[str, object]:
-    source = meta.get("source")
-    sub = source.get("subagent") if isinstance(source, dict) else None
-    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
-    return spawn if isinstance(spawn, dict) else {}
 
 
 def build_trees(rollouts: list[Rollout], dups: dict[str, Duplicates]) -> list[Tree]:
@@ -323,7 +316,7 @@ def _link(child: Tree, trees: list[Tree], threads: dict[str, list[Rollout]]) -> 
     if not parent or parent not in threads:
         return
     lines = [x for r in threads[parent] for x in r.lines]
-    call = str(_spawn(child.root.meta).get("spawn_call_id") or "") or _spawn_call(
+    call = str((thread_spawn(child.root.meta) or {}).get("spawn_call_id") or "") or _spawn_call(
         lines, child.thread
     )
     child.spawned_by = call

@@ -128,7 +128,7 @@ class Head:
     @property
     def parent_thread(self) -> str:
         """The thread that spawned this one (a subagent), else ""."""
-        spawn = _thread_spawn(self.meta)
+        spawn = thread_spawn(self.meta)
         return str(spawn.get("parent_thread_id") or "") if spawn else ""
 
     @property
@@ -154,7 +154,8 @@ class Head:
         return out - {""}
 
 
-def _thread_spawn(meta: dict[str, JSON]) -> dict[str, JSON] | None:
+def thread_spawn(meta: dict[str, JSON]) -> dict[str, JSON] | None:
+    """``source.subagent.thread_spawn`` of a subagent's ``session_meta``, else None."""
     source = meta.get("source")
     sub = source.get("subagent") if isinstance(source, dict) else None
     spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
