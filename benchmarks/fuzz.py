@@ -44,6 +44,10 @@ SEEDS: dict[str, list[Path]] = {
         UPSTREAM / "claude-code" / "synthetic-rewind",
         UPSTREAM / "claude-code" / "teich",
     ],
+    "gemini-cli": [
+        UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home",
+        UPSTREAM / "gemini-cli" / "real" / "gemini-home",
+    ],
     "codex": [
         UPSTREAM / "codex" / "synthetic" / "rollback",
         UPSTREAM / "codex" / "synthetic" / "paginated-revert-fork",

@@ -24,13 +24,15 @@ def _data_files(root: Path) -> dict[str, bytes]:
     }
 
 
-#: the sample store, the reference's sessions, an einox, a Claude Code and a Codex store in one run
+#: the sample store, the reference's sessions, einox, Claude Code, Codex and Gemini CLI stores in one run
 STORES = [
     sample_store(),
     UPSTREAM / "agentsession" / "testdata" / "sessions",
     UPSTREAM / "einox" / "synthetic" / "data",
     UPSTREAM / "claude-code",
     UPSTREAM / "codex",
+    UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home",
+    UPSTREAM / "gemini-cli" / "real" / "gemini-home",
 ]
 #: a batch per unit: many batches, so two workers share them
 PER_UNIT = RunSettings(batch_mean_units=1)

@@ -83,6 +83,10 @@ FIXTURES: dict[str, list[Callable[[Path], Path]]] = {
         _copy(UPSTREAM / "claude-code" / "teich"),
         _copy(UPSTREAM / "claude-code" / "synthetic-rewind"),
     ],
+    "gemini-cli": [
+        _copy(UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home"),
+        _copy(UPSTREAM / "gemini-cli" / "real" / "gemini-home"),
+    ],
     "codex": [
         _copy(UPSTREAM / "codex" / "synthetic" / "rollback"),
         _copy(UPSTREAM / "codex" / "synthetic" / "fork"),

@@ -25,6 +25,7 @@ def _home(root: Path) -> Path:
     shutil.copytree(sample_store(), root / ".agent" / "sessions")
     shutil.copytree(UPSTREAM / "einox" / "synthetic" / "data" / "users", root / ".agent" / "users")
     shutil.copytree(UPSTREAM / "codex" / "synthetic" / "rollback", root / ".codex")
+    shutil.copytree(UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home", root / ".gemini")
     return root
 
 
@@ -32,7 +33,11 @@ def test_every_reader_with_a_default_location_is_found_under_home(tmp_path: Path
     home = _home(tmp_path / "home")
     found = {s.kind: s for s in local_sources({"HOME": str(home)})}
     with_locations = {k for k, r in READERS.items() if r.locations}
-    assert set(found) == with_locations == {"agentsession", "claude-code", "einox", "codex"}
+    assert (
+        set(found)
+        == with_locations
+        == {"agentsession", "claude-code", "einox", "codex", "gemini-cli"}
+    )
     assert found["agentsession"].sessions == 6 and found["agentsession"].bytes > 0
     assert found["claude-code"].path == home / ".claude" / "projects"
     assert all(s.sessions > 0 and not s.problem for s in found.values())
@@ -55,12 +60,18 @@ def test_sources_lists_each_store_and_export_all_local_exports_them(
     listed = CliRunner().invoke(app, ["sources", "--json"])
     assert listed.exit_code == 0, listed.output
     rows = [json.loads(line) for line in listed.stdout.splitlines()]
-    assert {r["kind"] for r in rows} == {"agentsession", "claude-code", "einox", "codex"}
+    assert {r["kind"] for r in rows} == {
+        "agentsession",
+        "claude-code",
+        "einox",
+        "codex",
+        "gemini-cli",
+    }
     out = tmp_path / "out"
     run = CliRunner().invoke(app, ["export", "--all-local", "--out", str(out), "--quiet"])
     assert run.exit_code == 0, run.output
     formats = {r["source_format"] for r in pq.read_table(out / "data" / "trajectories").to_pylist()}
-    assert formats == {"agentsession", "claude-code", "einox", "codex"}
+    assert formats == {"agentsession", "claude-code", "einox", "codex", "gemini-cli"}
 
 
 def test_all_local_with_nothing_found_says_where_it_looked(
@@ -80,11 +91,12 @@ def test_stores_of_several_kinds_export_in_one_run(tmp_path: Path) -> None:
         UPSTREAM / "suga" / "synthetic-export",
         UPSTREAM / "claude-code" / "teich",
         UPSTREAM / "codex" / "synthetic" / "fork",
+        UPSTREAM / "gemini-cli" / "real" / "gemini-home",
     ]
     out = tmp_path / "out"
     run = run_export(stores, out, ExportOptions(), RunOptions(workers=2))
     rows = pq.read_table(out / "data" / "trajectories").to_pylist()
-    kinds = {"agentsession", "einox", "suga", "claude-code", "codex"}
+    kinds = {"agentsession", "einox", "suga", "claude-code", "codex", "gemini-cli"}
     assert {r["source_format"] for r in rows} == kinds
     c = run.counts
     assert c["sessions_read"] == c["sessions_exported"] + c["sessions_failed"]

@@ -39,6 +39,7 @@ from .base import (
 from .claude import ClaudeCodeReader
 from .codex import CodexReader
 from .einox import EinoxReader
+from .gemini import GeminiCliReader
 from .index_file import IndexFile
 from .sqlite import SqliteReader
 from .suga import SugaReader
@@ -59,6 +60,7 @@ READERS: dict[str, Reader] = registry(
     SqliteReader(),
     EinoxReader(),
     SugaReader(),
+    GeminiCliReader(),  # before Claude Code: a chat's first line has a sessionId too
     ClaudeCodeReader(),
     CodexReader(),
     AgentSessionReader(),  # the fallback: any file or folder

@@ -1,0 +1,325 @@
+"""A replayed Gemini CLI chat as Agent Session Format entries (specs/gemini-cli.md §3).
+
+A ``user`` record is a user message (its ``inlineData`` parts images or files);
+context records (the environment message, slash commands, hooks, "Please
+continue") are hidden context, never prompts.  A ``gemini`` record is a model
+call: one reasoning item for its thought summaries, its visible text, a
+function call per tool call, a ``response`` entry with its usage (counted once
+per id however often it was written), then each call's output.  A tool-response
+``user`` record whose calls already have outputs is kept as
+``gemini:tool_response_record``.  ``info``/``warning``/``error`` records are
+``gemini:<type>`` entries (an error is also an outcome that does not pass);
+rewinds, checkpoints and replacements are ``gemini:`` entries on the path, a
+compaction a compaction entry whose window keeps the whole earlier history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from trajset.schemas.entries import TOOL_FAILED
+from trajset.schemas.timestamps import RFC3339_RE
+
+from ...jsonio import dumps_compact
+from .replay import Message, Node, Replay, is_context, is_tool_response, text_of
+
+JSON = Any
+ROOT = "config"
+
+
+class Converter:
+    """The entries of one replayed chat; ``tail`` maps a node to its last entry."""
+
+    def __init__(self, replay: Replay, children: dict[str, str]) -> None:
+        self.replay = replay
+        self.children = children  # agentId -> child session id present in the unit
+        self.raws: list[dict[str, JSON]] = []
+        self.tail: dict[str, str] = {}
+        self.counts: Counter[str] = Counter()
+        self.ts = "1970-01-01T00:00:00Z"
+        self.model = ""
+        answered = {
+            c
+            for m in replay.messages.values()
+            for c, x in m.calls.items()
+            if x.get("result") is not None
+        }
+        self.answered: set[str] = answered
+
+    def add(self, eid: str, parent: str | None, entry_type: str, **body: JSON) -> str:
+        self.raws.append({"type": entry_type, "id": eid, "parent": parent, "ts": self.ts, **body})
+        return eid
+
+    def stamp(self, record: JSON) -> None:
+        ts = record.get("timestamp") if isinstance(record, dict) else None
+        if isinstance(ts, str) and RFC3339_RE.match(ts):
+            self.ts = ts
+
+    def node(self, n: Node) -> None:
+        parent = self.tail.get(n.parent, ROOT) if n.parent else ROOT
+        if n.message is not None:
+            last = self.message(n.message, parent)
+        elif n.kind == "compaction":
+            last = self.compaction(n, parent)
+        elif n.kind == "summary":
+            last = self.add(n.key, parent, "info", name=n.body["name"])
+        else:
+            last = self.add(n.key, parent, f"gemini:{n.kind}", **n.body)
+        self.tail[n.key] = last
+
+    def message(self, m: Message, parent: str) -> str:
+        rec = m.record
+        self.stamp(rec)
+        kind = rec.get("type")
+        if m.copied or m.rolled_back:
+            what = "copied" if m.copied else "rolled_back"
+            self.counts[f"messages_{what}"] += 1
+            return self.add(m.id, parent, f"gemini:{what}", record=rec)
+        if kind == "gemini":
+            return self.gemini(m, parent)
+        if kind == "user" and is_tool_response(rec):
+            return self.tool_responses(m, parent)
+        if kind == "user" or (kind == "info" and _parts(rec, "inlineData")):
+            return self.user(m, parent)
+        last = self.add(m.id, parent, f"gemini:{kind or 'record'}", record=rec)
+        if kind == "error":
+            body = {"kind": "error", "target": parent, "pass": False, "label": "gemini:error",
+                    "details": {"content": text_of(rec.get("content"))}}  # fmt: skip
+            last = self.add(f"{m.id}:outcome", last, "outcome", **body)
+        self.counts[f"records/{kind}"] += 1
+        return last
+
+    def user(self, m: Message, parent: str) -> str:
+        rec = m.record
+        item = {"type": "message", "role": "user", "content": user_parts(rec.get("content"))}
+        extra: dict[str, JSON] = {}
+        if is_context(rec):
+            extra = {"visible": False, "gemini:context": True}
+        else:
+            self.counts["prompts"] += 1
+        if rec.get("displayContent") is not None:
+            extra["gemini:displayContent"] = rec["displayContent"]
+        return self.add(m.id, parent, "item", item=item, **extra)
+
+    def tool_responses(self, m: Message, parent: str) -> str:
+        """Outputs a tool-response record gives that no call record gave."""
+        cur = parent
+        kept = []
+        for i, p in enumerate(m.record.get("content") or []):
+            fr = p["functionResponse"]
+            cid = str(fr.get("id") or "")
+            if cid in self.answered:
+                kept.append(p)
+                continue
+            item = {"type": "function_call_output", "call_id": cid, "output": _response_text(fr)}
+            extra = {TOOL_FAILED: True} if _failed(fr) else {}
+            cur = self.add(f"{m.id}:{i}", cur, "item", item=item, **extra)
+            self.answered.add(cid)
+        if kept or cur == parent:
+            cur = self.add(m.id, cur, "gemini:tool_response_record", record=m.record)
+        return cur
+
+    def gemini(self, m: Message, parent: str) -> str:
+        rec = m.record
+        self.model = str(rec.get("model") or self.model)
+        cur = parent
+        summary = [
+            {"type": "summary_text", "text": _thought(t)}
+            for t in rec.get("thoughts") or []
+            if isinstance(t, dict)
+        ]
+        if summary:
+            cur = self.add(
+                f"{m.id}:thoughts",
+                cur,
+                "item",
+                item={"type": "reasoning", "summary": summary},
+                response=m.id,
+            )
+        for i, p in enumerate(_parts(rec, "thought")):
+            item = {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": str(p.get("text") or "")}],
+            }
+            extra = (
+                {"gemini:thoughtSignature": p["thoughtSignature"]}
+                if p.get("thoughtSignature")
+                else {}
+            )
+            cur = self.add(f"{m.id}:thought{i}", cur, "item", item=item, response=m.id, **extra)
+        text = text_of(rec.get("content"))
+        if text:
+            said = {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+            cur = self.add(m.id, cur, "item", item=said, response=m.id)
+        calls = dict(m.calls)
+        for p in _parts(rec, "functionCall"):  # calls only its parts name (a normalised copy)
+            fc = p["functionCall"]
+            if isinstance(fc, dict) and isinstance(fc.get("id"), str) and fc["id"] not in calls:
+                calls[fc["id"]] = {"id": fc["id"], "name": fc.get("name"), "args": fc.get("args")}
+        for cid, call in calls.items():
+            item = {"type": "function_call", "call_id": cid, "name": str(call.get("name") or ""),
+                    "arguments": json.dumps(call.get("args") if call.get("args") is not None else {}, ensure_ascii=False)}  # fmt: skip
+            cur = self.add(f"{m.id}:call:{cid}", cur, "item", item=item, response=m.id)
+            self.counts["tool_calls"] += 1
+        cur = self.add(f"{m.id}:response", cur, "response", **self.response(m))
+        for cid, call in calls.items():
+            cur = self.output(m, cid, call, cur)
+        return cur
+
+    def response(self, m: Message) -> dict[str, JSON]:
+        rec = m.record
+        body: dict[str, JSON] = {"response_id": m.id, "status": "completed"}
+        if rec.get("model"):
+            body["model"] = str(rec["model"])
+        tokens = rec.get("tokens")
+        if isinstance(tokens, dict) and any(
+            _count(tokens, k) for k in ("input", "output", "thoughts", "tool")
+        ):
+            inp, out, thoughts = (
+                _count(tokens, "input"),
+                _count(tokens, "output"),
+                _count(tokens, "thoughts"),
+            )
+            body["usage"] = {
+                "input_tokens": inp, "output_tokens": out + thoughts,
+                "total_tokens": inp + out + thoughts,
+                "input_tokens_details": {"cached_tokens": _count(tokens, "cached")},
+                "output_tokens_details": {"reasoning_tokens": thoughts},
+            }  # fmt: skip
+            if _count(tokens, "tool"):
+                body["gemini:toolUsePromptTokens"] = _count(tokens, "tool")
+            for k, name in (
+                ("input", "input_tokens"),
+                ("output", "output_tokens"),
+                ("cached", "cached_tokens"),
+                ("thoughts", "reasoning_tokens"),
+            ):
+                self.counts[f"usage/{name}"] += _count(tokens, k)
+        elif tokens is not None:
+            self.counts["responses_with_unknown_usage"] += 1
+        self.counts["responses"] += 1
+        if m.copies > 1:
+            body["gemini:copies"] = m.copies
+        return body
+
+    def output(self, m: Message, cid: str, call: dict[str, JSON], parent: str) -> str:
+        result = call.get("result")
+        if result is None and call.get("status") is None:
+            return parent  # a call only a part names: its output comes in a response record
+        responses = [
+            p["functionResponse"]
+            for p in result or []
+            if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)
+        ]
+        text = "\n".join(_response_text(fr) for fr in responses)
+        images = [p for p in result or [] if isinstance(p, dict) and "inlineData" in p]
+        output: JSON = (
+            [{"type": "input_text", "text": text}, *user_parts(images)] if images else text
+        )
+        extra: dict[str, JSON] = {"gemini:status": call.get("status")}
+        if call.get("status") == "error" or any(_failed(fr) for fr in responses):
+            extra[TOOL_FAILED] = True
+        for k in ("resultDisplay", "displayName", "description", "agentId"):
+            if call.get(k) is not None:
+                extra[f"gemini:{k}"] = call[k]
+        if cid in m.rewrites:
+            extra["gemini:rewrites"] = m.rewrites[cid]
+        item = {"type": "function_call_output", "call_id": cid, "output": output}
+        cur = self.add(f"{m.id}:out:{cid}", parent, "item", item=item, **extra)
+        child = self.children.get(str(call.get("agentId") or ""))
+        if child:
+            cur = self.add(
+                f"{m.id}:link:{child}", cur, "link", rel="subsession", session=child, call_id=cid
+            )
+            self.counts["children"] += 1
+        return cur
+
+    def compaction(self, n: Node, parent: str) -> str:
+        summary = n.body["summary"]
+        self.stamp(summary)
+        item = {"type": "message", "role": "user", "content": user_parts(summary.get("content"))}
+        return self.add(
+            n.key, parent, "compaction", first_kept=ROOT, summary=item,
+            config={"model": self.model} if self.model else {},
+            **{"gemini:summary_id": summary.get("id"), "gemini:dropped": n.body["dropped"]},
+        )  # fmt: skip
+
+
+def _count(tokens: dict[str, JSON], key: str) -> int:
+    v = tokens.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+
+def _thought(t: dict[str, JSON]) -> str:
+    subject, description = str(t.get("subject") or ""), str(t.get("description") or "")
+    return f"**{subject}** {description}".strip() if subject else description
+
+
+def _parts(rec: JSON, key: str) -> list[dict[str, JSON]]:
+    content = rec.get("content") if isinstance(rec, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [p for p in content if isinstance(p, dict) and p.get(key)]
+
+
+def _response_text(fr: dict[str, JSON]) -> str:
+    response = fr.get("response")
+    if isinstance(response, dict):
+        for k in ("output", "error"):
+            if isinstance(response.get(k), str):
+                return response[k]
+        return dumps_compact(response)
+    return "" if response is None else dumps_compact(response)
+
+
+def _failed(fr: dict[str, JSON]) -> bool:
+    response = fr.get("response")
+    return isinstance(response, dict) and "error" in response and "output" not in response
+
+
+def user_parts(content: JSON) -> list[dict[str, JSON]]:
+    """Open Responses parts of a user record's content: text, images and files."""
+    if isinstance(content, str):
+        return [{"type": "input_text", "text": content}]
+    out: list[dict[str, JSON]] = []
+    for p in content if isinstance(content, list) else []:
+        if not isinstance(p, dict) or p.get("thought"):
+            continue
+        if isinstance(p.get("text"), str):
+            out.append({"type": "input_text", "text": p["text"]})
+        elif isinstance(p.get("inlineData"), dict):
+            d = p["inlineData"]
+            mime, data = (
+                str(d.get("mimeType") or "application/octet-stream"),
+                str(d.get("data") or ""),
+            )
+            url = f"data:{mime};base64,{data}"
+            out.append({"type": "input_image", "image_url": url, "detail": "auto"} if mime.startswith("image/")
+                       else {"type": "input_file", "file_data": url})  # fmt: skip
+        elif isinstance(p.get("fileData"), dict):
+            out.append({"type": "input_file", "file_url": str(p["fileData"].get("fileUri") or "")})
+        else:
+            out.append({"type": "input_text", "text": dumps_compact(p)})
+    return out
+
+
+def convert(replay: Replay, children: dict[str, str]) -> Converter:
+    """Every node's entries after a root config (its model: the chat's first model's)."""
+    c = Converter(replay, children)
+    first = next(
+        (m.record.get("model") for m in replay.messages.values() if m.record.get("model")), None
+    )
+    c.add(ROOT, None, "config", **({"model": str(first)} if first else {}))
+    for rec in (n.message.record for n in replay.nodes if n.message is not None):
+        c.stamp(rec)
+        break
+    c.raws[0]["ts"] = c.ts
+    for n in replay.nodes:
+        c.node(n)
+    return c
