@@ -373,3 +373,11 @@ def test_every_unit_loads_without_an_error() -> None:
     for store in (HOME, REAL):
         for unit in discover([store]):
             assert all(isinstance(s, Session) for s in load_unit(unit)), store
+
+
+def test_the_default_location_honours_gemini_cli_home() -> None:
+    from trajset.pipeline.stores import reader_for
+
+    [where] = reader_for("gemini-cli").locations
+    assert where.resolve({"HOME": "/h"}) == Path("/h/.gemini")
+    assert where.resolve({"HOME": "/h", "GEMINI_CLI_HOME": "/g"}) == Path("/g/.gemini")

@@ -44,7 +44,7 @@ class GeminiCliReader(Reader):
     or one chat file (``.jsonl``, or a legacy ``.json``)."""
 
     kind = "gemini-cli"
-    locations = (Location("~/.gemini", env="GEMINI_CLI_HOME"),)
+    locations = (Location("~", env="GEMINI_CLI_HOME", below=".gemini"),)
 
     def detect(self, path: Path) -> bool:
         if path.is_file():

@@ -40,13 +40,13 @@ class Converter:
         self.counts: Counter[str] = Counter()
         self.ts = "1970-01-01T00:00:00Z"
         self.model = ""
-        answered = {
-            c
+        #: call id -> the output text its call record gave (the record's result)
+        self.answered: dict[str, str] = {
+            c: _result_text(x.get("result"))
             for m in replay.messages.values()
             for c, x in m.calls.items()
             if x.get("result") is not None
         }
-        self.answered: set[str] = answered
 
     def add(self, eid: str, parent: str | None, entry_type: str, **body: JSON) -> str:
         self.raws.append({"type": entry_type, "id": eid, "parent": parent, "ts": self.ts, **body})
@@ -104,22 +104,26 @@ class Converter:
         return self.add(m.id, parent, "item", item=item, **extra)
 
     def tool_responses(self, m: Message, parent: str) -> str:
-        """Outputs a tool-response record gives that no call record gave."""
+        """Outputs a tool-response record gives that no call record gave; the record itself
+        as ``gemini:tool_response_record``, a part that repeats its call's output by call id
+        only (it is that output, sent back to the model)."""
         cur = parent
-        kept = []
+        parts: list[JSON] = []
         for i, p in enumerate(m.record.get("content") or []):
             fr = p["functionResponse"]
-            cid = str(fr.get("id") or "")
-            if cid in self.answered:
-                kept.append(p)
+            cid, text = str(fr.get("id") or ""), _response_text(fr)
+            if self.answered.get(cid) == text:
+                parts.append({"functionResponse": {"id": cid, "repeats_the_output": True}})
                 continue
-            item = {"type": "function_call_output", "call_id": cid, "output": _response_text(fr)}
+            parts.append(p)
+            if cid in self.answered:
+                continue
+            item = {"type": "function_call_output", "call_id": cid, "output": text}
             extra = {TOOL_FAILED: True} if _failed(fr) else {}
             cur = self.add(f"{m.id}:{i}", cur, "item", item=item, **extra)
-            self.answered.add(cid)
-        if kept or cur == parent:
-            cur = self.add(m.id, cur, "gemini:tool_response_record", record=m.record)
-        return cur
+            self.answered[cid] = text
+        record = {**m.record, "content": parts}
+        return self.add(m.id, cur, "gemini:tool_response_record", record=record)
 
     def gemini(self, m: Message, parent: str) -> str:
         rec = m.record
@@ -226,8 +230,11 @@ class Converter:
         if call.get("status") == "error" or any(_failed(fr) for fr in responses):
             extra[TOOL_FAILED] = True
         for k in ("resultDisplay", "displayName", "description", "agentId"):
-            if call.get(k) is not None:
-                extra[f"gemini:{k}"] = call[k]
+            shown = call.get(k)
+            if shown is not None and not (
+                k == "resultDisplay" and isinstance(shown, str) and shown.strip() in text
+            ):
+                extra[f"gemini:{k}"] = shown  # (a display that repeats the output is that output)
         if cid in m.rewrites:
             extra["gemini:rewrites"] = m.rewrites[cid]
         item = {"type": "function_call_output", "call_id": cid, "output": output}
@@ -266,6 +273,21 @@ def _parts(rec: JSON, key: str) -> list[dict[str, JSON]]:
     if not isinstance(content, list):
         return []
     return [p for p in content if isinstance(p, dict) and p.get(key)]
+
+
+def _responses(result: JSON) -> list[dict[str, JSON]]:
+    return [
+        p["functionResponse"]
+        for p in result or []
+        if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)
+    ]
+
+
+def _result_text(result: JSON) -> str:
+    """A call record's output: the text of its ``functionResponse`` parts."""
+    return "\n".join(
+        _response_text(fr) for fr in _responses(result if isinstance(result, list) else [])
+    )
 
 
 def _response_text(fr: dict[str, JSON]) -> str:
