@@ -6,6 +6,7 @@
     python benchmarks/bench.py --sessions 5 --repeat 1 --sizes 1   # a smoke run (CI)
     python benchmarks/bench.py --format einox --write benchmarks/RESULTS.md   # an einox store
     python benchmarks/bench.py --format codex --write benchmarks/RESULTS.md   # Codex rollouts
+    python benchmarks/bench.py --format gemini-cli --write benchmarks/RESULTS.md   # Gemini CLI chats
 
 For the corpus (``corpus.py``, or ``einox_corpus.py``/``codex_corpus.py`` with ``--format``; seed 1) this
 measures, in one run:
@@ -53,8 +54,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 from codex_corpus import build_codex_corpus
 from corpus import build_corpus
 from einox_corpus import build_einox_corpus
+from gemini_corpus import build_gemini_corpus
 
-BUILDERS = {"agentsession": build_corpus, "einox": build_einox_corpus, "codex": build_codex_corpus}
+BUILDERS = {
+    "agentsession": build_corpus,
+    "einox": build_einox_corpus,
+    "codex": build_codex_corpus,
+    "gemini-cli": build_gemini_corpus,
+}
 
 CHILD = """
 import json, resource, sys, time
