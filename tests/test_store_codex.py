@@ -21,6 +21,7 @@ from trajset.pipeline.stores import detect_kind, discover, load_unit
 from trajset.schemas.session import Session
 
 from .conftest import UPSTREAM
+from .round_trip import assert_round_trip
 from .test_export_conformance import harbor_trajectory
 
 CODEX = UPSTREAM / "codex"
@@ -544,25 +545,7 @@ def test_convert_then_export_equals_exporting_the_store(tmp_path: Path) -> None:
     home = tmp_path / "home"
     for case in (ROLLBACK, FORK, SUBAGENT, REVERT, COMPACTED):
         shutil.copytree(case / "sessions", home / "sessions", dirs_exist_ok=True)
-    direct = _export(home, tmp_path / "direct")
-    runner = CliRunner()
-    result = runner.invoke(app, ["convert", str(home), "--out", str(tmp_path / "asf")])
-    assert result.exit_code == 0, result.output
-    assert runner.invoke(app, ["verify", str(tmp_path / "asf")]).exit_code == 0
-    again = _export(tmp_path / "asf", tmp_path / "again")
-    docs = sorted(p.name for p in (direct / "atif").glob("*.json"))
-    assert len(docs) == 11 and docs == sorted(p.name for p in (again / "atif").glob("*.json"))
-    for name in docs:
-        assert json.loads((direct / "atif" / name).read_text()) == json.loads(
-            (again / "atif" / name).read_text()
-        )
-
-    def rows(out: Path, table: str) -> list[dict[str, Any]]:  # units are listed otherwise
-        found = [{k: v for k, v in r.items() if k != "source_format"} for r in _rows(out, table)]
-        return sorted(found, key=lambda r: json.dumps(r, sort_keys=True, default=str))
-
-    for table in ("trajectories", "steps", "outcomes", "preferences", "sft", "kto"):
-        assert rows(direct, table) == rows(again, table), table
+    assert assert_round_trip(home, _export(home, tmp_path / "direct"), tmp_path) == 11
 
 
 def test_inspect_shows_turns_rollbacks_forks_children_compactions_and_usage() -> None:

@@ -20,6 +20,7 @@ from trajset.pipeline.stores import detect_kind, discover, load_unit
 from trajset.schemas.session import Session
 
 from .conftest import UPSTREAM
+from .round_trip import assert_round_trip
 from .test_export_conformance import harbor_trajectory
 
 GEMINI = UPSTREAM / "gemini-cli"
@@ -338,24 +339,7 @@ def test_rewinds_and_checkpoints_of_unknown_shape_never_fail(tmp_path: Path) -> 
 
 
 def test_convert_then_export_equals_exporting_the_store(tmp_path: Path, synthetic: Path) -> None:
-    runner = CliRunner()
-    result = runner.invoke(app, ["convert", str(HOME), "--out", str(tmp_path / "asf")])
-    assert result.exit_code == 0, result.output
-    assert runner.invoke(app, ["verify", str(tmp_path / "asf")]).exit_code == 0
-    again = _export(tmp_path / "asf", tmp_path / "again")
-    docs = sorted(p.name for p in (synthetic / "atif").glob("*.json"))
-    assert len(docs) == 9 and docs == sorted(p.name for p in (again / "atif").glob("*.json"))
-    for name in docs:
-        assert json.loads((synthetic / "atif" / name).read_text()) == json.loads(
-            (again / "atif" / name).read_text()
-        )
-
-    def rows(out: Path, table: str) -> list[dict[str, Any]]:
-        found = [{k: v for k, v in r.items() if k != "source_format"} for r in _rows(out, table)]
-        return sorted(found, key=lambda r: json.dumps(r, sort_keys=True, default=str))
-
-    for table in ("trajectories", "steps", "outcomes", "preferences", "sft", "kto"):
-        assert rows(synthetic, table) == rows(again, table), table
+    assert assert_round_trip(HOME, synthetic, tmp_path) == 9
 
 
 def test_inspect_shows_rewinds_checkpoints_and_usage() -> None:
