@@ -48,6 +48,10 @@ SEEDS: dict[str, list[Path]] = {
         UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home",
         UPSTREAM / "gemini-cli" / "real" / "gemini-home",
     ],
+    "pi": [
+        UPSTREAM / "pi" / "synthetic" / "sessions",
+        UPSTREAM / "pi" / "pi-session-inspector",
+    ],
     "codex": [
         UPSTREAM / "codex" / "synthetic" / "rollback",
         UPSTREAM / "codex" / "synthetic" / "paginated-revert-fork",

@@ -24,7 +24,7 @@ def _data_files(root: Path) -> dict[str, bytes]:
     }
 
 
-#: the sample store, the reference's sessions, einox, Claude Code, Codex and Gemini CLI stores in one run
+#: the sample store, the reference's sessions, einox, Claude Code, Codex, Gemini CLI and Pi stores in one run
 STORES = [
     sample_store(),
     UPSTREAM / "agentsession" / "testdata" / "sessions",
@@ -33,6 +33,8 @@ STORES = [
     UPSTREAM / "codex",
     UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home",
     UPSTREAM / "gemini-cli" / "real" / "gemini-home",
+    UPSTREAM / "pi" / "synthetic" / "sessions",
+    UPSTREAM / "pi" / "pi-session-inspector",
 ]
 #: a batch per unit: many batches, so two workers share them
 PER_UNIT = RunSettings(batch_mean_units=1)

@@ -87,7 +87,11 @@ FIXTURES: dict[str, list[Callable[[Path], Path]]] = {
         _copy(UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home"),
         _copy(UPSTREAM / "gemini-cli" / "real" / "gemini-home"),
     ],
-    "codex": [
+    "pi": [  # (a cut source changes what its merged fork holds: tests/test_store_pi.py)
+        _copy(UPSTREAM / "pi" / "pi-session-inspector"),
+        _copy(UPSTREAM / "pi" / "real" / "teich"),
+    ],
+    "codex": [  # (a cut base changes its segments: tests/test_store_codex.py)
         _copy(UPSTREAM / "codex" / "synthetic" / "rollback"),
         _copy(UPSTREAM / "codex" / "synthetic" / "fork"),
         _copy(UPSTREAM / "codex" / "real" / "codemie-code"),

@@ -26,6 +26,7 @@ def _home(root: Path) -> Path:
     shutil.copytree(UPSTREAM / "einox" / "synthetic" / "data" / "users", root / ".agent" / "users")
     shutil.copytree(UPSTREAM / "codex" / "synthetic" / "rollback", root / ".codex")
     shutil.copytree(UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home", root / ".gemini")
+    shutil.copytree(UPSTREAM / "pi" / "synthetic" / "sessions", root / ".pi" / "agent" / "sessions")
     return root
 
 
@@ -36,7 +37,7 @@ def test_every_reader_with_a_default_location_is_found_under_home(tmp_path: Path
     assert (
         set(found)
         == with_locations
-        == {"agentsession", "claude-code", "einox", "codex", "gemini-cli"}
+        == {"agentsession", "claude-code", "einox", "codex", "gemini-cli", "pi"}
     )
     assert found["agentsession"].sessions == 6 and found["agentsession"].bytes > 0
     assert found["claude-code"].path == home / ".claude" / "projects"
@@ -66,12 +67,13 @@ def test_sources_lists_each_store_and_export_all_local_exports_them(
         "einox",
         "codex",
         "gemini-cli",
+        "pi",
     }
     out = tmp_path / "out"
     run = CliRunner().invoke(app, ["export", "--all-local", "--out", str(out), "--quiet"])
     assert run.exit_code == 0, run.output
     formats = {r["source_format"] for r in pq.read_table(out / "data" / "trajectories").to_pylist()}
-    assert formats == {"agentsession", "claude-code", "einox", "codex", "gemini-cli"}
+    assert formats == {"agentsession", "claude-code", "einox", "codex", "gemini-cli", "pi"}
 
 
 def test_all_local_with_nothing_found_says_where_it_looked(
@@ -92,11 +94,12 @@ def test_stores_of_several_kinds_export_in_one_run(tmp_path: Path) -> None:
         UPSTREAM / "claude-code" / "teich",
         UPSTREAM / "codex" / "synthetic" / "fork",
         UPSTREAM / "gemini-cli" / "real" / "gemini-home",
+        UPSTREAM / "pi" / "synthetic" / "sessions",
     ]
     out = tmp_path / "out"
     run = run_export(stores, out, ExportOptions(), RunOptions(workers=2))
     rows = pq.read_table(out / "data" / "trajectories").to_pylist()
-    kinds = {"agentsession", "einox", "suga", "claude-code", "codex", "gemini-cli"}
+    kinds = {"agentsession", "einox", "suga", "claude-code", "codex", "gemini-cli", "pi"}
     assert {r["source_format"] for r in rows} == kinds
     c = run.counts
     assert c["sessions_read"] == c["sessions_exported"] + c["sessions_failed"]

@@ -41,6 +41,7 @@ from .codex import CodexReader
 from .einox import EinoxReader
 from .gemini import GeminiCliReader
 from .index_file import IndexFile
+from .pi import PiReader
 from .sqlite import SqliteReader
 from .suga import SugaReader
 
@@ -63,6 +64,7 @@ READERS: dict[str, Reader] = registry(
     GeminiCliReader(),  # before Claude Code: a chat's first line has a sessionId too
     ClaudeCodeReader(),
     CodexReader(),
+    PiReader(),
     AgentSessionReader(),  # the fallback: any file or folder
 )
 STORE_KINDS = ("auto", *READERS)

@@ -1,0 +1,327 @@
+"""Pi entries as Agent Session Format entries (specs/pi.md §5).
+
+The mapping is close to one to one (the format's ``branch_summary``, ``label``
+and ``first_kept`` come from Pi): a synthetic ``config`` root holds the first
+model and thinking level, and every Pi root hangs under it, so a re-edited first
+prompt is a fork.  The first entry made from a Pi entry keeps its id (labels,
+``first_kept`` and ``from`` resolve); an assistant message becomes one item per
+block and a ``response`` with its usage (input = input + cacheRead + cacheWrite,
+cached = cacheRead).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from trajset.schemas.entries import TOOL_FAILED
+
+JSON = Any
+ROOT = "config"
+BRANCH_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+COMPACT_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+STATUS = {
+    "stop": "completed",
+    "toolUse": "completed",
+    "length": "incomplete",
+    "aborted": "incomplete",
+    "error": "failed",
+}
+
+
+def _text(role: str, text: str) -> dict[str, JSON]:
+    kind = "output_text" if role == "assistant" else "input_text"
+    part: dict[str, JSON] = {"type": kind, "text": text}
+    if role == "assistant":
+        part["annotations"] = []
+    return {"type": "message", "role": role, "content": [part]}
+
+
+def parts(content: JSON) -> list[dict[str, JSON]]:
+    """Input parts of a Pi content (a string, or text and image blocks)."""
+    if isinstance(content, str):
+        return [{"type": "input_text", "text": content}]
+    out = []
+    for b in content if isinstance(content, list) else []:
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "image":
+            out.append({"type": "input_image", "detail": "auto",
+                        "image_url": f"data:{b.get('mimeType') or 'image/png'};base64,{b.get('data') or ''}"})  # fmt: skip
+        else:
+            out.append({"type": "input_text", "text": str(b.get("text") or "")})
+    return out
+
+
+def usage(u: JSON) -> dict[str, JSON] | None:
+    if not isinstance(u, dict):
+        return None
+
+    def n(k: str) -> int:
+        v = u.get(k)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+    inp = n("input") + n("cacheRead") + n("cacheWrite")
+    return {"input_tokens": inp, "output_tokens": n("output"), "total_tokens": inp + n("output"),
+            "input_tokens_details": {"cached_tokens": n("cacheRead")},
+            "output_tokens_details": {"reasoning_tokens": 0}}  # fmt: skip
+
+
+class Converter:
+    """The entries of one merged tree, in its order; ``tail`` maps a Pi id to its last entry."""
+
+    def __init__(self, entries: list[dict[str, JSON]]) -> None:
+        self.pi = entries
+        self.raws: list[dict[str, JSON]] = []
+        self.tail: dict[str, str] = {}
+        self.counts: Counter[str] = Counter()
+        self.order = {e["id"]: i for i, e in enumerate(entries)}
+
+    def add(self, eid: str, parent: str, entry_type: str, ts: str, **body: JSON) -> str:
+        self.raws.append({"type": entry_type, "id": eid, "parent": parent, "ts": ts, **body})
+        return eid
+
+    def entry(self, e: dict[str, JSON]) -> None:
+        e = dict(e)
+        e.pop("pi:prev", None)
+        file = e.pop("pi:file", None)
+        kind, eid, ts = str(e.get("type") or ""), e["id"], str(e.get("timestamp") or "")
+        parent = self.tail.get(str(e.get("parentId")), ROOT) if e.get("parentId") else ROOT
+        extra = {"pi:relinked_from": e["pi:relinked_from"]} if "pi:relinked_from" in e else {}
+        handler = HANDLERS.get(kind)
+        if handler is None:
+            self.counts[f"extensions/{kind or 'untyped'}"] += 1
+            last = self.add(eid, parent, f"pi:{kind or 'untyped'}", ts, record=e, **extra)
+        else:
+            last = handler(self, e, parent, ts, extra)
+        self.tail[eid] = last
+        if file:
+            self.counts[f"entries_from/{file}"] += 1
+
+    def message(self, e: JSON, parent: str, ts: str, extra: JSON) -> str:
+        m = e.get("message") if isinstance(e.get("message"), dict) else {}
+        role = m.get("role")
+        extra = {**extra, **({"pi:timestamp_ms": m["timestamp"]} if "timestamp" in m else {})}
+        if role == "assistant":
+            return self.assistant(e["id"], m, parent, ts, extra)
+        if role == "toolResult":
+            item = {
+                "type": "function_call_output",
+                "call_id": str(m.get("toolCallId") or ""),
+                "output": _output(m.get("content")),
+            }
+            more = {"pi:tool_name": m.get("toolName"), "pi:is_error": m.get("isError")}
+            more |= {
+                k2: m[k]
+                for k, k2 in (("details", "pi:details"), ("usage", "pi:usage"))
+                if m.get(k) is not None
+            }
+            if m.get("isError") is True:
+                more[TOOL_FAILED] = True
+            return self.add(e["id"], parent, "item", ts, item=item, **extra, **more)
+        if role == "bashExecution":
+            if m.get("excludeFromContext"):
+                return self.add(e["id"], parent, "pi:bash_execution", ts, record=m, **extra)
+            text = f"Ran `{m.get('command')}`\n```\n{m.get('output') or ''}\n```"
+            return self.add(
+                e["id"], parent, "item", ts, item=_text("user", text), **{"pi:bash": m}, **extra
+            )
+        if role == "custom":
+            return self.custom_message(e["id"], m, parent, ts, extra)
+        if role == "user":
+            self.counts["prompts"] += 1
+            return self.add(
+                e["id"],
+                parent,
+                "item",
+                ts,
+                item={"type": "message", "role": "user", "content": parts(m.get("content"))},
+                **extra,
+            )
+        self.counts[f"extensions/message/{role}"] += 1
+        return self.add(e["id"], parent, f"pi:message/{role or 'untyped'}", ts, record=e, **extra)
+
+    def custom_message(self, eid: str, m: JSON, parent: str, ts: str, extra: JSON) -> str:
+        item = {"type": "message", "role": "user", "content": parts(m.get("content"))}
+        more: dict[str, JSON] = {"pi:custom_type": m.get("customType")}
+        if m.get("display") is False:
+            more["visible"] = False
+        if m.get("details") is not None:
+            more["pi:details"] = m["details"]
+        return self.add(eid, parent, "item", ts, item=item, **more, **extra)
+
+    def assistant(self, eid: str, m: JSON, parent: str, ts: str, extra: JSON) -> str:
+        cur, n = parent, 0
+
+        def piece(item: JSON, **more: JSON) -> None:
+            nonlocal cur, n
+            cur = self.add(eid if n == 0 else f"{eid}:{n}", cur, "item", ts, item=item, response=eid,
+                           **more, **(extra if n == 0 else {}))  # fmt: skip
+            n += 1
+
+        for b in m.get("content") if isinstance(m.get("content"), list) else []:
+            if not isinstance(b, dict):
+                continue
+            kind = b.get("type")
+            if kind == "thinking":
+                more = {
+                    f"pi:{k2}": b[k]
+                    for k, k2 in (("thinkingSignature", "signature"), ("redacted", "redacted"))
+                    if b.get(k) is not None
+                }
+                piece(
+                    {
+                        "type": "reasoning",
+                        "summary": [{"type": "summary_text", "text": str(b.get("thinking") or "")}],
+                    },
+                    **more,
+                )
+            elif kind == "text":
+                more = {"pi:text_signature": b["textSignature"]} if b.get("textSignature") else {}
+                piece(_text("assistant", str(b.get("text") or "")), **more)
+            elif kind == "toolCall":
+                args = b.get("arguments")
+                item = {"type": "function_call", "call_id": str(b.get("id") or ""), "name": str(b.get("name") or ""),
+                        "arguments": args if isinstance(args, str) else json.dumps(args if args is not None else {}, ensure_ascii=False)}  # fmt: skip
+                piece(
+                    item,
+                    **(
+                        {"pi:thought_signature": b["thoughtSignature"]}
+                        if b.get("thoughtSignature")
+                        else {}
+                    ),
+                )
+                self.counts["tool_calls"] += 1
+            else:
+                piece({"type": f"pi:{kind}", "block": b})
+        body = _response(eid, m)
+        self.counts["responses"] += 1
+        return self.add(
+            eid if n == 0 else f"{eid}:response",
+            cur,
+            "response",
+            ts,
+            **body,
+            **(extra if n == 0 else {}),
+        )
+
+
+def _response(eid: str, m: JSON) -> dict[str, JSON]:
+    """The ``response`` of an assistant message: status from its stop reason, usage, cost."""
+    stop = str(m.get("stopReason") or "stop")
+    body: dict[str, JSON] = {"response_id": eid, "status": STATUS.get(stop, "completed")}
+    if m.get("model"):
+        body["model"] = str(m["model"])
+    if (u := usage(m.get("usage"))) is not None:
+        body["usage"] = u
+    if stop == "aborted":
+        body["incomplete"] = {"reason": "aborted"}
+    if stop == "error":
+        body["error"] = {"code": "error", "message": str(m.get("errorMessage") or "")}
+    body |= {f"pi:{k2}": m[k] for k, k2 in (("api", "api"), ("provider", "provider"), ("stopReason", "stop_reason"),
+                          ("errorMessage", "error_message")) if m.get(k) is not None}  # fmt: skip
+    if isinstance(m.get("usage"), dict) and "cost" in m["usage"]:
+        body["pi:cost"] = m["usage"]["cost"]
+    return body
+
+
+def _output(content: JSON) -> JSON:
+    """A tool result's content: its text, or parts when it holds an image."""
+    got = parts(content)
+    if any(p["type"] == "input_image" for p in got):
+        return got
+    return "".join(p.get("text", "") for p in got)
+
+
+def _model_change(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str:
+    return c.add(
+        e["id"],
+        parent,
+        "config",
+        ts,
+        model=str(e.get("modelId") or ""),
+        **{"pi:provider": e.get("provider")},
+        **extra,
+    )
+
+
+def _thinking(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str:
+    level = e.get("thinkingLevel")
+    effort = None if level in (None, "off") else level
+    return c.add(
+        e["id"],
+        parent,
+        "config",
+        ts,
+        reasoning={"effort": effort},
+        **{"pi:thinking_level": level},
+        **extra,
+    )
+
+
+def _compaction(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str:
+    first = e.get("firstKeptEntryId")
+    body: dict[str, JSON] = {
+        "first_kept": str(first) if first in c.order else ROOT,
+        "summary": _text("user", COMPACT_PREFIX + str(e.get("summary") or "") + "\n</summary>"),
+        "config": {},
+    }
+    if isinstance(e.get("tokensBefore"), int) and e["tokensBefore"] > 0:
+        body["tokens_before"] = e["tokensBefore"]
+    if (u := usage(e.get("usage"))) is not None:
+        body["usage"] = u
+    body |= {
+        f"pi:{k}": e[k]
+        for k in ("details", "fromHook", "retainedTail", "systemMessage", "firstKeptEntryIndex")
+        if k in e
+    }
+    c.counts["compactions"] += 1
+    return c.add(e["id"], parent, "compaction", ts, **body, **extra)
+
+
+def _branch_summary(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str:
+    from_id, pid = e.get("fromId"), e.get("parentId")
+    here = c.order.get(e["id"], 0)
+    ancestors = set()
+    cur = pid
+    by_id = {x["id"]: x for x in c.pi}
+    while isinstance(cur, str) and cur not in ancestors:
+        ancestors.add(cur)
+        cur = by_id.get(cur, {}).get("parentId")
+    left = next((x["id"] for x in reversed(c.pi[:here]) if x["id"] not in ancestors), None)
+    source = (
+        from_id
+        if isinstance(from_id, str) and from_id != pid and from_id in by_id
+        else left or pid or ROOT
+    )
+    body: dict[str, JSON] = {"from": c.tail.get(str(source), str(source)),
+                             "summary": _text("user", BRANCH_PREFIX + str(e.get("summary") or "") + "\n</summary>")}  # fmt: skip
+    if (u := usage(e.get("usage"))) is not None:
+        body["usage"] = u
+    body |= {
+        f"pi:{k2}": e[k]
+        for k, k2 in (("fromId", "from_id"), ("details", "details"), ("fromHook", "from_hook"))
+        if k in e
+    }
+    c.counts["branch_summaries"] += 1
+    return c.add(e["id"], parent, "branch_summary", ts, **body, **extra)
+
+
+HANDLERS = {
+    "message": Converter.message,
+    "model_change": _model_change,
+    "thinking_level_change": _thinking,
+    "compaction": _compaction,
+    "branch_summary": _branch_summary,
+    "label": lambda c, e, p, ts, x: c.add(
+        e["id"], p, "label", ts, target=str(e.get("targetId") or ""), label=e.get("label"), **x
+    ),
+    "session_info": lambda c, e, p, ts, x: c.add(e["id"], p, "info", ts, name=e.get("name"), **x),
+    "custom": lambda c, e, p, ts, x: c.add(
+        e["id"], p, "custom", ts, ns=str(e.get("customType") or "pi"), data=e.get("data"), **x
+    ),
+    "custom_message": lambda c, e, p, ts, x: c.custom_message(e["id"], e, p, ts, x),
+}
