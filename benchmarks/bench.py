@@ -7,6 +7,7 @@
     python benchmarks/bench.py --format einox --write benchmarks/RESULTS.md   # an einox store
     python benchmarks/bench.py --format codex --write benchmarks/RESULTS.md   # Codex rollouts
     python benchmarks/bench.py --format gemini-cli --write benchmarks/RESULTS.md   # Gemini CLI chats
+    python benchmarks/bench.py --format pi --write benchmarks/RESULTS.md   # Pi sessions
 
 For the corpus (``corpus.py``, or ``einox_corpus.py``/``codex_corpus.py`` with ``--format``; seed 1) this
 measures, in one run:
@@ -55,12 +56,14 @@ from codex_corpus import build_codex_corpus
 from corpus import build_corpus
 from einox_corpus import build_einox_corpus
 from gemini_corpus import build_gemini_corpus
+from pi_corpus import build_pi_corpus
 
 BUILDERS = {
     "agentsession": build_corpus,
     "einox": build_einox_corpus,
     "codex": build_codex_corpus,
     "gemini-cli": build_gemini_corpus,
+    "pi": build_pi_corpus,
 }
 
 CHILD = """

@@ -6,6 +6,7 @@
     python benchmarks/corpus.py corpus /tmp/ex --format einox --sessions 200 --tool-output-kb 36
     python benchmarks/corpus.py corpus /tmp/cx --format codex --sessions 200 --tool-output-kb 36
     python benchmarks/corpus.py corpus /tmp/gx --format gemini-cli --sessions 200 --tool-output-kb 36
+    python benchmarks/corpus.py corpus /tmp/px --format pi --sessions 200 --tool-output-kb 36
 
 The sample store is committed as package data; ``tests/test_sample_store.py``
 checks that it still equals what ``build_sample_store`` writes.
@@ -488,8 +489,8 @@ def main() -> None:
         "--tool-output-kb", type=float, default=0, help="mean tool output size (0: a few lines)"
     )
     ap.add_argument(
-        "--format", choices=["agentsession", "einox", "codex", "gemini-cli"], default="agentsession",
-        help="store kind of the corpus (einox_corpus.py, codex_corpus.py, gemini_corpus.py)",
+        "--format", choices=["agentsession", "einox", "codex", "gemini-cli", "pi"], default="agentsession",
+        help="store kind of the corpus (einox_, codex_, gemini_ or pi_corpus.py)",
     )  # fmt: skip
     ap.add_argument(
         "--compact-every", type=int, default=0,
@@ -527,9 +528,13 @@ def _other(kind: str) -> Any:
         from codex_corpus import build_codex_corpus
 
         return build_codex_corpus
-    from gemini_corpus import build_gemini_corpus
+    if kind == "gemini-cli":
+        from gemini_corpus import build_gemini_corpus
 
-    return build_gemini_corpus
+        return build_gemini_corpus
+    from pi_corpus import build_pi_corpus
+
+    return build_pi_corpus
 
 
 if __name__ == "__main__":
