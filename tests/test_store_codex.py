@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 from typer.testing import CliRunner
 
@@ -21,6 +20,7 @@ from trajset.pipeline.stores import detect_kind, discover, load_unit
 from trajset.schemas.session import Session
 
 from .conftest import UPSTREAM
+from .exports import export, only_session, table
 from .round_trip import assert_round_trip
 from .test_export_conformance import harbor_trajectory
 
@@ -35,16 +35,6 @@ LEGACY_CHILD = CODEX / "upstream-synthetic" / "claude-code-log"
 SPAWN_SKILL = CODEX / "upstream-synthetic" / "codemie-code" / "turn-spawn-skill.jsonl"
 
 
-def _export(store: Path, out: Path, **options: Any) -> Path:
-    run_export([store], out, ExportOptions(redact=False, **options), RunOptions(workers=1))
-    return out
-
-
-def _rows(out: Path, table: str) -> list[dict[str, Any]]:
-    files = sorted((out / "data" / table).glob("*.parquet"))
-    return pl.read_parquet(files).to_dicts() if files else []
-
-
 def _lines(store: Path) -> list[dict[str, Any]]:
     files = [store] if store.is_file() else sorted(store.rglob("rollout-*.jsonl"))
     return [json.loads(x) for f in files for x in f.read_text().splitlines() if x.strip()]
@@ -52,11 +42,6 @@ def _lines(store: Path) -> list[dict[str, Any]]:
 
 def _last_answer(row: dict[str, Any]) -> str:
     return next(m["content"] for m in reversed(row["messages"]) if m["role"] == "assistant")
-
-
-def _session(store: Path) -> Session:
-    [session] = read_store(store)
-    return session
 
 
 # --------------------------------------------------------------------------- where rollouts are
@@ -102,7 +87,7 @@ def test_a_compressed_rollout_reads_as_its_text(tmp_path: Path) -> None:
     packed.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
     assert detect_kind(packed) == "codex" and detect_kind(tmp_path / "home") == "codex"
     [got] = read_store(tmp_path / "home")
-    want = _session(ROLLBACK)
+    want = only_session(ROLLBACK)
     assert [e.raw for e in got.entries] == [e.raw for e in want.entries]
 
 
@@ -130,10 +115,10 @@ def test_real_rollouts_have_no_fork_keep_every_call_and_validate(
     harbor = harbor_trajectory()
     sessions = read_store(store)
     assert sessions and all(not s.forks() for s in sessions)
-    out = _export(store, tmp_path / "out")
-    assert not _rows(out, "preferences")
-    assert len(_rows(out, "trajectories")) == len(sessions)
-    called = {c["tool_call_id"] for s in _rows(out, "steps") for c in s["tool_calls"]}
+    out = export(store, tmp_path / "out")
+    assert not table(out, "preferences")
+    assert len(table(out, "trajectories")) == len(sessions)
+    called = {c["tool_call_id"] for s in table(out, "steps") for c in s["tool_calls"]}
     recorded = {
         r["payload"]["call_id"]
         for r in _lines(store)
@@ -165,8 +150,8 @@ def _distinct_usage(lines: list[dict[str, Any]]) -> dict[str, int]:
 
 @pytest.mark.parametrize("store", REAL, ids=["teich", "codemie-code"])
 def test_usage_is_the_sum_of_the_distinct_token_counts(store: Path, tmp_path: Path) -> None:
-    out = _export(store, tmp_path / "out")
-    rows = _rows(out, "trajectories")
+    out = export(store, tmp_path / "out")
+    rows = table(out, "trajectories")
     files = [store] if store.is_file() else sorted(store.rglob("rollout-*.jsonl"))
     for f in files:
         want = _distinct_usage(_lines(f))
@@ -177,7 +162,7 @@ def test_usage_is_the_sum_of_the_distinct_token_counts(store: Path, tmp_path: Pa
 
 
 def test_the_teich_final_total_is_reproduced_exactly(tmp_path: Path) -> None:
-    [row] = _rows(_export(TEICH, tmp_path / "out"), "trajectories")
+    [row] = table(export(TEICH, tmp_path / "out"), "trajectories")
     final = [r for r in _lines(TEICH) if r["payload"].get("type") == "token_count"][-1]
     total = final["payload"]["info"]["total_token_usage"]
     assert (total["input_tokens"], total["cached_input_tokens"], total["output_tokens"]) == (
@@ -189,7 +174,7 @@ def test_the_teich_final_total_is_reproduced_exactly(tmp_path: Path) -> None:
 
 
 def test_context_is_hidden_and_prompts_are_what_the_user_typed(tmp_path: Path) -> None:
-    session = _session(TEICH)
+    session = only_session(TEICH)
     users = [
         e
         for e in session.entries
@@ -198,7 +183,7 @@ def test_context_is_hidden_and_prompts_are_what_the_user_typed(tmp_path: Path) -
     typed = [e for e in users if e.raw.get("visible") is not False]
     assert len(typed) == 1 and len(users) == 3  # permissions, environment, the prompt
     assert all(e.raw.get("codex:context") for e in users if e not in typed)
-    [row] = _rows(_export(TEICH, tmp_path / "out"), "trajectories")
+    [row] = table(export(TEICH, tmp_path / "out"), "trajectories")
     users = [m["content"] for m in row["messages"] if m["role"] == "user"]
     assert users[0].startswith("<environment_context>")  # what the model saw, kept as context
     assert row["n_user_turns"] == 1 and users[-1] == typed[0].raw["item"]["content"][0]["text"]
@@ -206,7 +191,7 @@ def test_context_is_hidden_and_prompts_are_what_the_user_typed(tmp_path: Path) -
 
 def test_reasoning_keeps_its_summary_and_encrypted_content() -> None:
     reasoning = [
-        e.raw["item"] for e in _session(TEICH).entries
+        e.raw["item"] for e in only_session(TEICH).entries
         if e.type == "item" and e.raw["item"]["type"] == "reasoning"
     ]  # fmt: skip
     assert len(reasoning) == 5 and all(r["encrypted_content"] for r in reasoning)
@@ -218,9 +203,9 @@ def test_prompts_written_only_as_events_are_read_from_the_events(tmp_path: Path)
     store = tmp_path / "s"
     store.mkdir()
     shutil.copy(desktop, store)
-    session = _session(store)
+    session = only_session(store)
     assert session.counts["codex/prompts_from_events"] == 3
-    [row] = _rows(_export(store, tmp_path / "out"), "trajectories")
+    [row] = table(export(store, tmp_path / "out"), "trajectories")
     assert row["n_user_turns"] == 3 and row["total_prompt_tokens"] == 0  # no usage written
 
 
@@ -251,11 +236,11 @@ def test_end_events_become_members_of_the_call_output() -> None:
 
 @pytest.mark.parametrize("prefer", ["latest", "current"])
 def test_rollbacks_are_abandoned_branches_and_prompt_pairs(prefer: str, tmp_path: Path) -> None:
-    session = _session(ROLLBACK)
+    session = only_session(ROLLBACK)
     [fork] = session.forks()
     assert fork.endswith(":17") and len(session.children(fork)) == 3  # the end of turn 1
-    out = _export(ROLLBACK, tmp_path / "out", prefer=(prefer,))
-    rows = _rows(out, "trajectories")
+    out = export(ROLLBACK, tmp_path / "out", prefer=(prefer,))
+    rows = table(out, "trajectories")
     assert len(rows) == 3
     [main] = [r for r in rows if r["is_preferred"]]
     assert _last_answer(main) == (
@@ -266,7 +251,7 @@ def test_rollbacks_are_abandoned_branches_and_prompt_pairs(prefer: str, tmp_path
     assert abandoned == {
         "The release script now runs `npm run doc", "Added scripts/release.test.ts, which che",
     }  # fmt: skip
-    pairs = _rows(out, "preferences")
+    pairs = table(out, "preferences")
     assert len(pairs) == 4 and {p["kind"] for p in pairs} == {"prompt"}
     assert {p["chosen_leaf_id"] for p in pairs} == {main["leaf_id"]}
     assert {p["policy"] for p in pairs} == {prefer}
@@ -278,25 +263,25 @@ def test_rollbacks_are_abandoned_branches_and_prompt_pairs(prefer: str, tmp_path
 
 def test_a_second_rollback_counts_only_live_turns() -> None:
     """``num_turns: 2`` after turns 3 and 4 drops those two, not turn 2 (already dropped)."""
-    session = _session(ROLLBACK)
+    session = only_session(ROLLBACK)
     markers = [e for e in session.entries if e.type == "codex:thread_rolled_back"]
     assert [m.parent for m in markers] == [session.forks()[0]] * 2
     assert session.counts["codex/rollbacks"] == 2
 
 
 def test_a_copy_fork_joins_its_source_without_counting_the_copy_twice(tmp_path: Path) -> None:
-    session = _session(FORK)
+    session = only_session(FORK)
     [fork] = session.forks()
     assert fork.endswith(":17") and session.counts["codex/copied_lines"] == 17
-    out = _export(FORK, tmp_path / "out")
-    rows = _rows(out, "trajectories")
-    assert len(rows) == 2 and len(_rows(out, "preferences")) == 2
+    out = export(FORK, tmp_path / "out")
+    rows = table(out, "trajectories")
+    assert len(rows) == 2 and len(table(out, "preferences")) == 2
     [chosen] = [r for r in rows if r["is_preferred"]]
     assert _last_answer(chosen) == (
         "Added an `## API` section to README.md that lists `parse_request` and `write_response`."
     )
     for leaf in {r["leaf_id"] for r in rows}:  # each trajectory has each call once
-        calls = [c["tool_call_id"] for s in _rows(out, "steps") if s["leaf_id"] == leaf
+        calls = [c["tool_call_id"] for s in table(out, "steps") if s["leaf_id"] == leaf
                  for c in s["tool_calls"]]  # fmt: skip
         assert len(calls) == len(set(calls)) == 2
     fork_file = sorted(FORK.rglob("rollout-*.jsonl"))[1]
@@ -311,7 +296,7 @@ def test_a_fork_without_its_source_stands_alone(tmp_path: Path) -> None:
     store = tmp_path / "sessions"
     store.mkdir()
     shutil.copy(sorted(FORK.rglob("rollout-*.jsonl"))[1], store)
-    session = _session(store)
+    session = only_session(store)
     assert session.id.startswith("019e91a8") and not session.forks()
     assert session.counts["codex/forks_without_source"] == 1 and session.header_raw["codex:notes"]
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
@@ -319,17 +304,17 @@ def test_a_fork_without_its_source_stands_alone(tmp_path: Path) -> None:
 
 
 def test_a_revert_and_a_fork_by_reference_share_the_trunk(tmp_path: Path) -> None:
-    session = _session(REVERT)
+    session = only_session(REVERT)
     [fork] = session.forks()
     assert fork == "01a12164-bd9c-793a-8926-004e1e6c7e81:16"
     assert len(session.children(fork)) == 3
     assert session.current_leaf() == "01a12166-07a3-7634-b07f-c05f793b9681:31"  # the replacement
-    out = _export(REVERT, tmp_path / "out")
-    rows = _rows(out, "trajectories")
-    assert len(rows) == 3 and len(_rows(out, "preferences")) == 4
+    out = export(REVERT, tmp_path / "out")
+    rows = table(out, "trajectories")
+    assert len(rows) == 3 and len(table(out, "preferences")) == 4
     [latest] = [r for r in rows if r["is_preferred"]]
     assert _last_answer(latest).startswith("CI now runs with `TZ=Europe/Berlin`")  # the fork
-    current = _rows(_export(REVERT, tmp_path / "current", prefer=("current",)), "trajectories")
+    current = table(export(REVERT, tmp_path / "current", prefer=("current",)), "trajectories")
     [kept] = [r for r in current if r["is_preferred"]]
     assert _last_answer(kept).startswith("`ParseDate` now parses in `time.UTC`")
 
@@ -343,9 +328,9 @@ def test_a_subagent_child_is_its_own_session_without_the_parent_replay(tmp_path:
     assert child.header_raw["parent_session"] == parent.id
     assert child.counts["codex/usage/input_tokens"] == 19_790
     assert child.counts["codex/usage/output_tokens"] == 81 and child.counts["codex/responses"] == 2
-    out = _export(SUBAGENT, tmp_path / "out")
-    rows = {r["session_id"]: r for r in _rows(out, "trajectories")}
-    assert len(rows) == 2 and not _rows(out, "preferences")
+    out = export(SUBAGENT, tmp_path / "out")
+    rows = {r["session_id"]: r for r in table(out, "trajectories")}
+    assert len(rows) == 2 and not table(out, "preferences")
     mine = rows[child.id]
     users = [m["content"] for m in mine["messages"] if m["role"] == "user"]
     assert users[0].startswith("List every file under src/")
@@ -371,7 +356,7 @@ def test_a_legacy_child_loses_the_prefix_it_replays() -> None:
 
 
 def test_unpaired_spawn_and_wait_calls_are_kept() -> None:
-    session = _session(SPAWN_SKILL)
+    session = only_session(SPAWN_SKILL)
     calls = [e.raw["item"]["call_id"] for e in session.entries
              if e.type == "item" and e.raw["item"]["type"] == "function_call"]  # fmt: skip
     assert calls == ["call_skill1", "call_spawn1", "call_wait1"]
@@ -380,7 +365,7 @@ def test_unpaired_spawn_and_wait_calls_are_kept() -> None:
 
 
 def test_local_and_remote_compactions(tmp_path: Path) -> None:
-    session = _session(COMPACTED)
+    session = only_session(COMPACTED)
     compactions = [e for e in session.entries if e.type == "compaction"]
     assert len(compactions) == 2
     local, remote = (e.raw for e in compactions)
@@ -388,9 +373,9 @@ def test_local_and_remote_compactions(tmp_path: Path) -> None:
     assert remote["summary"]["type"] == "compaction" and remote["summary"]["encrypted_content"]
     assert local["usage"]["input_tokens"] > 0  # the summarising call's token count
     assert all(e.raw["config"]["instructions"] for e in compactions)
-    out = _export(COMPACTED, tmp_path / "out")
-    [row] = _rows(out, "trajectories")
-    assert not _rows(out, "preferences")
+    out = export(COMPACTED, tmp_path / "out")
+    [row] = table(out, "trajectories")
+    assert not table(out, "preferences")
     assert (
         _last_answer(row)
         == "Yesterday's 48,213 orders now take 1 min 52 s instead of about 40 minutes."
@@ -454,7 +439,7 @@ def test_an_aborted_turn_is_an_outcome_that_never_passes(tmp_path: Path) -> None
         *_turn(1, "t1", "Run the tests.", "Stopped.", {"type": "turn_aborted", "reason": "interrupted"}),
         *_turn(10, "t2", "Now run them again.", "They fail.", {"type": "task_complete"}),
     ])  # fmt: skip
-    session = _session(store)
+    session = only_session(store)
     runs = [
         (e.raw["run_id"], e.raw["phase"], e.raw.get("reason"))
         for e in session.entries
@@ -470,8 +455,8 @@ def test_an_aborted_turn_is_an_outcome_that_never_passes(tmp_path: Path) -> None
     configs = [e.raw for e in session.entries if e.type == "config"]
     assert configs[0]["instructions"] == "You are Codex." and configs[1]["model"] == "gpt-5.5"
     assert configs[1]["reasoning"] == {"effort": "high"}
-    out = _export(store, tmp_path / "out")
-    [row] = _rows(out, "trajectories")
+    out = export(store, tmp_path / "out")
+    [row] = table(out, "trajectories")
     assert row["outcome_pass"] is False and row["n_failed_tool_calls"] == 2
     assert row["n_user_turns"] == 2
 
@@ -489,7 +474,7 @@ def test_the_direct_form_of_old_builds_is_read(tmp_path: Path) -> None:
     (store / "rollout-2025-06-01T10-00-00-0197aaaa-0000-7000-8000-000000000001.jsonl").write_text(
         "".join(json.dumps(x) + "\n" for x in lines)
     )
-    session = _session(store)
+    session = only_session(store)
     assert session.entries[0].raw["instructions"] == "Be brief."
     items = [e.raw["item"]["content"][0]["text"] for e in session.entries if e.type == "item"]
     assert items == ["Hello", "Hi."]
@@ -501,13 +486,13 @@ def test_a_cut_rollout_exports_its_complete_prefix_and_reports_the_tail(
 ) -> None:
     source = next(ROLLBACK.rglob("rollout-*.jsonl"))
     data = source.read_bytes()
-    whole = [e.id for e in _session(ROLLBACK).entries]
+    whole = [e.id for e in only_session(ROLLBACK).entries]
     store = tmp_path / "sessions"
     store.mkdir()
     cut = data[: int(len(data) * fraction)]
     (store / source.name).write_bytes(cut)
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
-    ids = [e.id for e in _session(store).entries]
+    ids = [e.id for e in only_session(store).entries]
     complete = cut.count(b"\n")
     assert ids == whole[: len(ids)] or ids[:-1] == whole[: len(ids) - 1]  # a call closed early
     assert {int(i.split(":")[1]) for i in ids if i.count(":") == 1} <= set(range(1, complete + 1))
@@ -545,7 +530,7 @@ def test_convert_then_export_equals_exporting_the_store(tmp_path: Path) -> None:
     home = tmp_path / "home"
     for case in (ROLLBACK, FORK, SUBAGENT, REVERT, COMPACTED):
         shutil.copytree(case / "sessions", home / "sessions", dirs_exist_ok=True)
-    assert assert_round_trip(home, _export(home, tmp_path / "direct"), tmp_path) == 11
+    assert assert_round_trip(home, export(home, tmp_path / "direct"), tmp_path) == 11
 
 
 def test_inspect_shows_turns_rollbacks_forks_children_compactions_and_usage() -> None:
@@ -572,7 +557,7 @@ def test_a_user_item_that_no_prompt_event_names_is_context(tmp_path: Path) -> No
     store = _rollout(tmp_path, [META, turn[0], turn[1], _ev(1, notice, "response_item"), *turn[2:]])
     items = [
         e.raw
-        for e in _session(store).entries
+        for e in only_session(store).entries
         if e.type == "item" and e.raw["item"].get("role") == "user"
     ]
     assert [i.get("visible") for i in items] == [False, None]
@@ -595,7 +580,7 @@ def test_a_fork_of_a_fork_hangs_from_the_first_source(tmp_path: Path) -> None:
         x["timestamp"] = "2026-06-04T09:00:01.000Z"
     second = first.parent / "rollout-2026-06-04T04-00-00-019e91b0-0000-7000-8000-000000000002.jsonl"
     second.write_text("\n".join([json.dumps(meta), *lines[:18], *map(json.dumps, own)]) + "\n")
-    session = _session(home)
+    session = only_session(home)
     [fork] = session.forks()
     assert len(session.children(fork)) == 3 and session.counts["codex/copied_lines"] == 17 + 18
     assert len(session.roots()) == 1
@@ -605,7 +590,7 @@ def test_an_item_that_does_not_decode_is_reported_and_kept(tmp_path: Path) -> No
     turn = _turn(1, "t1", "Run the tests.", "Done.", {"type": "task_complete"})
     broken = {"type": "function_call_output", "call_id": "c-t1", "output": [1, 2]}
     store = _rollout(tmp_path, [META, *turn[:5], _ev(2, broken, "response_item"), *turn[6:]])
-    session = _session(store)
+    session = only_session(store)
     [kept] = [e for e in session.entries if e.type == "codex:undecodable"]
     assert kept.raw["entry"]["item"]["output"] == [1, 2]
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
@@ -624,7 +609,7 @@ def test_a_repeated_ordinal_keeps_every_line(tmp_path: Path) -> None:
     turn = _turn(1, "t1", "Run the tests.", "Done.", {"type": "task_complete"})
     lines = [{**x, "ordinal": i} for i, x in enumerate([META, *turn])]
     lines[5]["ordinal"] = 4
-    session = _session(_rollout(tmp_path, lines))
+    session = only_session(_rollout(tmp_path, lines))
     ids = [e.id for e in session.entries]
     assert len(ids) == len(set(ids)) and any(i.endswith(":line6") for i in ids)
 

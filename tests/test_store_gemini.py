@@ -20,6 +20,7 @@ from trajset.pipeline.stores import detect_kind, discover, load_unit
 from trajset.schemas.session import Session
 
 from .conftest import UPSTREAM
+from .exports import answers, export, only_session, table
 from .round_trip import assert_round_trip
 from .test_export_conformance import harbor_trajectory
 
@@ -36,28 +37,9 @@ def _chat(stem: str) -> Path:
     )
 
 
-def _export(store: Path, out: Path, **options: Any) -> Path:
-    run_export([store], out, ExportOptions(redact=False, **options), RunOptions(workers=1))
-    return out
-
-
-def _rows(out: Path, table: str) -> list[dict[str, Any]]:
-    files = sorted((out / "data" / table).glob("*.parquet"))
-    return pl.read_parquet(files).to_dicts() if files else []
-
-
-def _answers(row: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in row["messages"] if m["role"] == "assistant" and m["content"]]
-
-
-def _one(store: Path) -> Session:
-    [session] = read_store(store)
-    return session
-
-
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _export(HOME, tmp_path_factory.mktemp("gemini") / "out")
+    return export(HOME, tmp_path_factory.mktemp("gemini") / "out")
 
 
 def _of(rows: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
@@ -84,9 +66,9 @@ def test_detection_of_a_home_tmp_a_project_chats_and_one_chat(tmp_path: Path) ->
 
 
 def test_the_synthetic_project_totals(synthetic: Path) -> None:
-    rows = _rows(synthetic, "trajectories")
+    rows = table(synthetic, "trajectories")
     assert len(rows) == 9 and len({r["session_id"] for r in rows}) == 8
-    assert len(_rows(synthetic, "preferences")) == 2
+    assert len(table(synthetic, "preferences")) == 2
     assert not pl.read_parquet(synthetic / "errors.parquet").height
     harbor = harbor_trajectory()
     for doc in (synthetic / "atif").glob("*.json"):
@@ -105,12 +87,12 @@ def test_the_synthetic_project_totals(synthetic: Path) -> None:
     ],
 )
 def test_real_chats(sid: str, last: str, responses: int, tmp_path: Path) -> None:
-    out = _export(REAL, tmp_path / "out")
-    [row] = _of(_rows(out, "trajectories"), sid)
-    assert _answers(row)[-1].startswith(last)
+    out = export(REAL, tmp_path / "out")
+    [row] = _of(table(out, "trajectories"), sid)
+    assert answers(row)[-1].startswith(last)
     [session] = [s for s in read_store(REAL) if s.id.startswith(sid)]
     assert not session.forks() and session.counts["gemini/responses"] == responses
-    steps = [s for s in _rows(out, "steps") if s["session_id"].startswith(sid)]
+    steps = [s for s in table(out, "steps") if s["session_id"].startswith(sid)]
     called = [c["tool_call_id"] for s in steps for c in s["tool_calls"]]
     assert called and len(called) == len(set(called))
     for doc in (out / "atif").glob("*.json"):
@@ -125,7 +107,7 @@ def test_usage_is_counted_once_per_gemini_id(tmp_path: Path) -> None:
         if rec.get("type") == "gemini" and rec.get("tokens"):
             tokens[rec["id"]] = rec["tokens"]  # every copy repeats the same counts
     assert len(tokens) == 6
-    [row] = _of(_rows(_export(path, tmp_path / "out"), "trajectories"), "0ab84937")
+    [row] = _of(table(export(path, tmp_path / "out"), "trajectories"), "0ab84937")
     assert row["total_prompt_tokens"] == sum(t["input"] for t in tokens.values())
     assert row["total_cached_tokens"] == sum(t["cached"] for t in tokens.values())
     assert row["total_completion_tokens"] == sum(
@@ -156,9 +138,9 @@ def test_context_records_are_no_prompts() -> None:
 
 
 def test_a_plain_session(synthetic: Path) -> None:
-    [row] = _of(_rows(synthetic, "trajectories"), "3f9a1c72")
-    assert _answers(row)[-1].startswith("`POST /recipes` now validates its body")
-    session = _one(_chat("3f9a1c72"))
+    [row] = _of(table(synthetic, "trajectories"), "3f9a1c72")
+    assert answers(row)[-1].startswith("`POST /recipes` now validates its body")
+    session = only_session(_chat("3f9a1c72"))
     assert (
         session.counts["gemini/responses"] == 6
         and session.name() == "Add zod validation to POST /recipes"
@@ -181,17 +163,17 @@ def test_a_plain_session(synthetic: Path) -> None:
 @pytest.mark.parametrize("prefer", ["latest", "current"])
 def test_a_rewind_is_a_fork_with_prompt_pairs(prefer: str, tmp_path: Path) -> None:
     path = _chat("8d2e4b10")
-    session = _one(path)
+    session = only_session(path)
     [fork] = session.forks()
     assert fork.startswith("3767e9c9") and fork.endswith(":response")  # under the first answer
-    out = _export(path, tmp_path / "out", prefer=(prefer,))
-    rows = _rows(out, "trajectories")
+    out = export(path, tmp_path / "out", prefer=(prefer,))
+    rows = table(out, "trajectories")
     assert len(rows) == 2
     [kept] = [r for r in rows if r["is_preferred"]]
     [left] = [r for r in rows if not r["is_preferred"]]
-    assert _answers(kept)[-1].startswith("The API schema now uses `portions`")
-    assert _answers(left)[-1].startswith("`servings` appears 14 times in 6 files")
-    pairs = _rows(out, "preferences")
+    assert answers(kept)[-1].startswith("The API schema now uses `portions`")
+    assert answers(left)[-1].startswith("`servings` appears 14 times in 6 files")
+    pairs = table(out, "preferences")
     assert len(pairs) == 2 and {p["kind"] for p in pairs} == {"prompt"}
     assert {p["granularity"] for p in pairs} == {"turn", "trajectory"}
     [turn] = [p for p in pairs if p["granularity"] == "turn"]
@@ -202,7 +184,7 @@ def test_a_rewind_is_a_fork_with_prompt_pairs(prefer: str, tmp_path: Path) -> No
 
 
 def test_same_id_updates_keep_the_first_result_and_count_usage_once() -> None:
-    session = _one(_chat("c51e7a09"))
+    session = only_session(_chat("c51e7a09"))
     [out] = [
         e
         for e in session.entries
@@ -218,7 +200,7 @@ def test_same_id_updates_keep_the_first_result_and_count_usage_once() -> None:
 
 
 def test_a_compression_keeps_the_history_as_copied_context(synthetic: Path) -> None:
-    session = _one(_chat("6b0d3f92"))
+    session = only_session(_chat("6b0d3f92"))
     [k] = [e for e in session.entries if e.type == "compaction"]
     assert (
         k.raw["first_kept"] == "config"
@@ -226,9 +208,9 @@ def test_a_compression_keeps_the_history_as_copied_context(synthetic: Path) -> N
     )
     assert k.parent is not None and k.parent.startswith("ea183b53")  # the last answer before it
     assert session.counts["gemini/messages_copied"] == 5
-    [row] = _of(_rows(synthetic, "trajectories"), "6b0d3f92")
-    assert _answers(row)[-1].startswith("Use a placeholder:")
-    steps = [s for s in _rows(synthetic, "steps") if s["session_id"].startswith("6b0d3f92")]
+    [row] = _of(table(synthetic, "trajectories"), "6b0d3f92")
+    assert answers(row)[-1].startswith("Use a placeholder:")
+    steps = [s for s in table(synthetic, "steps") if s["session_id"].startswith("6b0d3f92")]
     called = [c["tool_call_id"] for s in steps for c in s["tool_calls"]]
     assert called.count("grep_search__0l9fl7yf") == 1
     assert any(s["is_copied_context"] for s in steps) and not steps[-1]["is_copied_context"]
@@ -243,8 +225,8 @@ def test_a_subagent_is_its_own_session_linked_from_the_call(synthetic: Path) -> 
     )
     assert child.header_raw["parent_session"] == parent.id
     assert child.header_raw["spawned_by"] == "codebase_investigator__z5itfu5s"
-    [row] = _of(_rows(synthetic, "trajectories"), "2a7d5e18")
-    assert _answers(row)[-1].startswith("`src/routes/search.ts` interpolates")
+    [row] = _of(table(synthetic, "trajectories"), "2a7d5e18")
+    assert answers(row)[-1].startswith("`src/routes/search.ts` interpolates")
     doc = json.loads((synthetic / "atif" / f"{parent.id}.json").read_text())
     refs = [
         r
@@ -258,19 +240,19 @@ def test_a_subagent_is_its_own_session_linked_from_the_call(synthetic: Path) -> 
 def test_a_legacy_chat_and_its_migrated_twin_are_one_session(
     tmp_path: Path, synthetic: Path
 ) -> None:
-    [row] = _of(_rows(synthetic, "trajectories"), "5b1c9e27")
-    assert _answers(row)[-1].startswith("Add `res.links(")
+    [row] = _of(table(synthetic, "trajectories"), "5b1c9e27")
+    assert answers(row)[-1].startswith("Add `res.links(")
     alone = tmp_path / "alone"
     alone.mkdir()
     shutil.copy(CHATS / "session-2026-03-12T08-15-5b1c9e27.json", alone)
-    [row] = _rows(_export(alone, tmp_path / "out"), "trajectories")
-    assert _answers(row)[-1].startswith(
+    [row] = table(export(alone, tmp_path / "out"), "trajectories")
+    assert answers(row)[-1].startswith(
         "`GET /recipes` now returns `{ data, total, page, pageSize }`"
     )
 
 
 def test_a_failed_request_rolled_back_is_no_fork(synthetic: Path) -> None:
-    session = _one(_chat("f07a2c95"))
+    session = only_session(_chat("f07a2c95"))
     assert not session.forks()
     [rolled] = [e for e in session.entries if e.type == "gemini:rolled_back"]
     assert (
@@ -279,8 +261,8 @@ def test_a_failed_request_rolled_back_is_no_fork(synthetic: Path) -> None:
     )
     [outcome] = [e for e in session.entries if e.type == "outcome"]
     assert outcome.raw["pass"] is False and outcome.raw["label"] == "gemini:error"
-    [row] = _of(_rows(synthetic, "trajectories"), "f07a2c95")
-    assert _answers(row)[-1].startswith("1.4.0 added the search endpoint")
+    [row] = _of(table(synthetic, "trajectories"), "f07a2c95")
+    assert answers(row)[-1].startswith("1.4.0 added the search endpoint")
     assert row["n_user_turns"] == 1
 
 
@@ -304,8 +286,8 @@ def test_a_cut_chat_exports_its_complete_prefix_and_reports_the_tail(
         [error] = [e for e in run.errors if e.kind == "truncated"]  # (a chat cut to its
         assert error.line == cut.count(b"\n") + 1  # metadata line has no step: one more row)
     if cut.count(b"\n"):
-        whole = {e.id for e in _one(_chat("8d2e4b10")).entries}
-        assert {e.id for e in _one(store).entries if e.type != "label"} <= whole | {
+        whole = {e.id for e in only_session(_chat("8d2e4b10")).entries}
+        assert {e.id for e in only_session(store).entries if e.type != "label"} <= whole | {
             f"{i}:leaf" for i in whole
         }
 
@@ -329,7 +311,7 @@ def test_rewinds_and_checkpoints_of_unknown_shape_never_fail(tmp_path: Path) -> 
     (store / "session-2026-06-03T09-40-8d2e4b10.jsonl").write_text(
         "\n".join([*lines[:12], *odd, *lines[12:]]) + "\n"
     )
-    session = _one(store)
+    session = only_session(store)
     assert (
         session.counts["gemini/records_unknown"] == 1
         and session.counts["gemini/rewinds_to_an_unknown_id"] >= 1

@@ -10,16 +10,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from trajset.pipeline import ExportOptions, RunOptions, read_store, run_export
+from trajset.pipeline import ExportOptions, RunOptions, run_export
 from trajset.pipeline.cli import app
 from trajset.pipeline.stores import detect_kind, discover, load_unit, reader_for
 from trajset.schemas.session import Session
 
 from .conftest import UPSTREAM
+from .exports import answers, export, only_session, table
 from .round_trip import assert_round_trip
 from .test_export_conformance import harbor_trajectory
 
@@ -32,25 +32,6 @@ C = LEXER / "2026-01-03T18-20-09-318Z_1b7f5e92-c3d0-4a86-9f2b-5e8a0c3d7f61.jsonl
 TEICH = PI / "real" / "teich" / "example_pi_session.jsonl"
 V1 = PI / "real" / "pi-mono" / "before-compaction.jsonl"
 INSPECTOR = PI / "pi-session-inspector" / "branching.jsonl"
-
-
-def _export(store: Path, out: Path, **options: Any) -> Path:
-    run_export([store], out, ExportOptions(redact=False, **options), RunOptions(workers=1))
-    return out
-
-
-def _rows(out: Path, table: str) -> list[dict[str, Any]]:
-    files = sorted((out / "data" / table).glob("*.parquet"))
-    return pl.read_parquet(files).to_dicts() if files else []
-
-
-def _answers(row: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in row["messages"] if m["role"] == "assistant" and m["content"]]
-
-
-def _one(store: Path) -> Session:
-    [session] = read_store(store)
-    return session
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -71,15 +52,15 @@ def test_detection_and_the_default_location(tmp_path: Path) -> None:
 def test_real_sessions_have_no_fork_keep_every_call_and_validate(
     store: Path, tmp_path: Path
 ) -> None:
-    session = _one(store)
+    session = only_session(store)
     assert not session.forks()
-    out = _export(store, tmp_path / "out")
-    assert len(_rows(out, "trajectories")) == 1 and not _rows(out, "preferences")
-    called = {c["tool_call_id"] for s in _rows(out, "steps") for c in s["tool_calls"]}
+    out = export(store, tmp_path / "out")
+    assert len(table(out, "trajectories")) == 1 and not table(out, "preferences")
+    called = {c["tool_call_id"] for s in table(out, "steps") for c in s["tool_calls"]}
     # the document holds the last context window (after v1's second compaction); the sft rows
     # hold every window
     called |= {
-        c["id"] for r in _rows(out, "sft") for m in r["messages"] for c in m["tool_calls"] or []
+        c["id"] for r in table(out, "sft") for m in r["messages"] for c in m["tool_calls"] or []
     }
     recorded = {
         b["id"] for e in _lines(store) if e.get("type") == "message"
@@ -91,7 +72,7 @@ def test_real_sessions_have_no_fork_keep_every_call_and_validate(
 
 
 def test_usage_counts_cache_reads_and_writes_as_input() -> None:
-    session = _one(TEICH)
+    session = only_session(TEICH)
     want_in = want_cached = 0
     for e in _lines(TEICH):
         u = (e.get("message") or {}).get("usage") if e.get("type") == "message" else None
@@ -112,7 +93,7 @@ def test_usage_counts_cache_reads_and_writes_as_input() -> None:
 def test_an_image_in_a_tool_result_is_kept() -> None:
     outputs = [
         e
-        for e in _one(TEICH).entries
+        for e in only_session(TEICH).entries
         if e.type == "item" and e.raw["item"]["type"] == "function_call_output"
     ]
     images = [e for e in outputs if isinstance(e.raw["item"]["output"], list)]
@@ -122,7 +103,7 @@ def test_an_image_in_a_tool_result_is_kept() -> None:
 
 
 def test_v1_compactions_keep_from_the_entries_the_migration_gives() -> None:
-    session = _one(V1)
+    session = only_session(V1)
     lines = _lines(V1)
     compactions = [e for e in session.entries if e.type == "compaction"]
     assert [e.raw["pi:firstKeptEntryIndex"] for e in compactions] == [293, 551]
@@ -136,10 +117,10 @@ def test_v1_compactions_keep_from_the_entries_the_migration_gives() -> None:
 
 
 def test_a_regenerated_answer_is_a_response_fork(tmp_path: Path) -> None:
-    session = _one(INSPECTOR)
+    session = only_session(INSPECTOR)
     assert session.forks() == ["e2"] and session.last_id() == "e8"
-    out = _export(INSPECTOR, tmp_path / "out")
-    pairs = _rows(out, "preferences")
+    out = export(INSPECTOR, tmp_path / "out")
+    pairs = table(out, "preferences")
     assert len(pairs) == 2 and {p["kind"] for p in pairs} == {"response"}
     assert {p["chosen_leaf_id"] for p in pairs} == {"e8"}  # the unknown future_entry is kept
     [e8] = [e for e in session.entries if e.id == "e8"]
@@ -151,7 +132,7 @@ def test_a_branch_summary_and_a_fork_file_make_one_tree(tmp_path: Path) -> None:
     store.mkdir()
     shutil.copy(A, store)
     shutil.copy(B, store)
-    session = _one(store)
+    session = only_session(store)
     assert len(session.forks()) == 2 and len(session.roots()) == 1
     assert session.counts["pi/copied_entries"] == 14  # the shared path once
     ids = [e.id for e in session.entries]
@@ -160,11 +141,11 @@ def test_a_branch_summary_and_a_fork_file_make_one_tree(tmp_path: Path) -> None:
     assert summary.raw["summary"]["content"][0]["text"].startswith(
         "The following is a summary of a branch"
     )
-    out = _export(store, tmp_path / "out")
-    rows = _rows(out, "trajectories")
-    assert len(rows) == 3 and len(_rows(out, "preferences")) == 4
+    out = export(store, tmp_path / "out")
+    rows = table(out, "trajectories")
+    assert len(rows) == 3 and len(table(out, "preferences")) == 4
     [kept] = [r for r in rows if r["is_preferred"]]
-    assert _answers(kept)[-1] == "Opened draft PR #42 from branch `test/skip-0x` (commit 51c0d7e)."
+    assert answers(kept)[-1] == "Opened draft PR #42 from branch `test/skip-0x` (commit 51c0d7e)."
     labels = [e for e in session.entries if e.type == "label"]
     assert labels and all(e.raw["target"] in ids for e in labels)
 
@@ -173,7 +154,7 @@ def test_a_fork_without_its_source_stands_alone(tmp_path: Path) -> None:
     store = tmp_path / "lexer"
     store.mkdir()
     shutil.copy(B, store)
-    session = _one(store)
+    session = only_session(store)
     assert session.counts["pi/relinked"] == 1  # the copied entry whose label Pi dropped
     [link] = [e for e in session.entries if e.type == "link"]
     assert (
@@ -185,18 +166,18 @@ def test_a_fork_without_its_source_stands_alone(tmp_path: Path) -> None:
 
 
 def test_a_second_root_is_a_fork_under_the_shared_config(tmp_path: Path) -> None:
-    session = _one(C)
+    session = only_session(C)
     assert session.forks() == ["config"] and len(session.children("config")) == 2
     hooks = [e for e in session.entries if e.raw.get("pi:custom_type") is not None]
     assert len(hooks) == 1 and hooks[0].raw["visible"] is False  # v2 hookMessage, display false
-    out = _export(C, tmp_path / "out")
-    pairs = _rows(out, "preferences")
+    out = export(C, tmp_path / "out")
+    pairs = table(out, "preferences")
     assert len(pairs) == 2 and {p["kind"] for p in pairs} == {"prompt"}
 
 
 def test_the_synthetic_store(tmp_path: Path) -> None:
-    out = _export(SESSIONS, tmp_path / "out")
-    assert len(_rows(out, "trajectories")) == 5 and len(_rows(out, "preferences")) == 6
+    out = export(SESSIONS, tmp_path / "out")
+    assert len(table(out, "trajectories")) == 5 and len(table(out, "preferences")) == 6
     for doc in (out / "atif").glob("*.json"):
         harbor_trajectory().model_validate_json(doc.read_text())
     assert assert_round_trip(SESSIONS, out, tmp_path) == 5
@@ -214,8 +195,8 @@ def test_a_cut_session_exports_its_complete_prefix_and_reports_the_tail(
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
     truncated = [e for e in run.errors if e.kind == "truncated"]
     assert cut.endswith(b"\n") or (truncated and truncated[0].line == cut.count(b"\n") + 1)
-    whole = [e.id for e in _one(A).entries]
-    got = [e.id for e in _one(store).entries]
+    whole = [e.id for e in only_session(A).entries]
+    got = [e.id for e in only_session(store).entries]
     assert set(got) <= set(whole)
 
 
@@ -263,6 +244,6 @@ def test_merged_entries_are_ordered_by_time_not_by_file(tmp_path: Path) -> None:
             )  # 10:02 -> 09:02, before A's end
         lines.append(json.dumps(e))
     (store / B.name).write_text("\n".join(lines) + "\n")
-    rows = _rows(_export(store, tmp_path / "out"), "trajectories")
+    rows = table(export(store, tmp_path / "out"), "trajectories")
     [kept] = [r for r in rows if r["is_preferred"]]
-    assert _answers(kept)[-1] == "Committed as 9e2f1ab."
+    assert answers(kept)[-1] == "Committed as 9e2f1ab."

@@ -1,0 +1,34 @@
+"""What the store readers' tests ask of an export: run one, read a table, a row's answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from trajset.pipeline import ExportOptions, RunOptions, read_store, run_export
+from trajset.schemas.session import Session
+
+
+def export(store: Path, out: Path, **options: Any) -> Path:
+    """``out`` with the store exported there, unredacted, by one worker."""
+    run_export([store], out, ExportOptions(redact=False, **options), RunOptions(workers=1))
+    return out
+
+
+def table(out: Path, name: str) -> list[dict[str, Any]]:
+    """The rows of a table of an export ([] when it has none)."""
+    files = sorted((out / "data" / name).glob("*.parquet"))
+    return pl.read_parquet(files).to_dicts() if files else []
+
+
+def answers(row: dict[str, Any]) -> list[str]:
+    """The non-empty texts of the assistant messages of a trajectory or sft row."""
+    return [m["content"] for m in row["messages"] if m["role"] == "assistant" and m["content"]]
+
+
+def only_session(store: Path) -> Session:
+    """The one session a store holds (fails when it holds another number)."""
+    [session] = read_store(store)
+    return session
