@@ -247,3 +247,16 @@ def test_merged_entries_are_ordered_by_time_not_by_file(tmp_path: Path) -> None:
     rows = table(export(store, tmp_path / "out"), "trajectories")
     [kept] = [r for r in rows if r["is_preferred"]]
     assert answers(kept)[-1] == "Committed as 9e2f1ab."
+
+
+def test_a_label_decides_a_fork_under_prefer_label(tmp_path: Path) -> None:
+    """A Pi label is a label entry: ``--prefer label:keep`` takes the branch it marks."""
+    store = tmp_path / "lexer"
+    store.mkdir()
+    last = _lines(A)[-1]
+    label = {"type": "label", "id": "aaaa0001", "parentId": last["id"],
+             "timestamp": "2026-03-02T09:30:00.000Z", "targetId": "fc3a0611", "label": "keep"}  # fmt: skip
+    (store / A.name).write_text(A.read_text() + json.dumps(label) + "\n")
+    out = export(store, tmp_path / "out", prefer=("label:keep",))
+    [kept] = [r for r in table(out, "trajectories") if r["is_preferred"]]
+    assert answers(kept)[-1].startswith('`readNumber` now returns `ILLEGAL("0x")`')
