@@ -20,6 +20,7 @@ from ...errors import SessionReadError
 from ..base import Loaded, Location, Reader, Unit, UnitOptions, converted_session
 from .convert import ROOT, Converter
 from .files import PiFile, is_session, project_dirs, read_pi
+from .files import header as first_line
 from .merge import Tree, trees
 
 JSON = Any
@@ -61,13 +62,7 @@ class PiReader(Reader):
         return out
 
     def session_ids(self, unit: Unit) -> list[str]:
-        ids = []
-        for f in unit.files:
-            try:
-                ids.append(str(read_pi(Path(f)).header["id"]))
-            except SessionReadError:
-                continue
-        return ids
+        return [str(h["id"]) for f in unit.files if (h := first_line(Path(f))) is not None]
 
 
 def _first(entries: list[dict[str, JSON]], kind: str, key: str) -> JSON:

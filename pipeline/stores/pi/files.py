@@ -36,16 +36,21 @@ def header_of(d: JSON) -> bool:
     )
 
 
-def is_session(path: Path) -> bool:
-    """A Pi session file: ``.jsonl`` whose first line is a Pi header."""
+def header(path: Path) -> dict[str, JSON] | None:
+    """The header of a Pi session file (its first line), read cheaply; None if it is none."""
     if not path.is_file() or path.suffix != ".jsonl":
-        return False
+        return None
     try:
         with path.open("rb") as fh:
-            first = fh.readline(HEAD_BYTES)
-        return header_of(json.loads(first))
+            first = json.loads(fh.readline(HEAD_BYTES))
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
-        return False
+        return None
+    return first if header_of(first) else None
+
+
+def is_session(path: Path) -> bool:
+    """A Pi session file: ``.jsonl`` whose first line is a Pi header."""
+    return header(path) is not None
 
 
 def project_dirs(path: Path) -> list[Path]:
