@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from texts import sentence, tool_output
+from texts import sentence, timestamp, tool_output
 
 JSON = Any
 MODEL = "gpt-5.5"
@@ -36,12 +36,6 @@ INSTRUCTIONS = " ".join(
 )
 EXEC_CUT = 10_000
 SUBAGENT_EVERY = 8
-
-
-def _ts(ms: int) -> str:
-    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)).strftime(
-        "%Y-%m-%dT%H:%M:%S.%f"
-    )[:-3] + "Z"
 
 
 def _uuid7(rng: random.Random, ms: int) -> str:
@@ -61,7 +55,7 @@ class _Rollout:
 
     def put(self, kind: str, payload: JSON, step_ms: int = 50) -> None:
         self.ms += step_ms
-        self.lines.append({"timestamp": _ts(self.ms), "type": kind, "payload": payload})
+        self.lines.append({"timestamp": timestamp(self.ms), "type": kind, "payload": payload})
 
     def event(self, payload: JSON, step_ms: int = 1) -> None:
         self.put("event_msg", payload, step_ms)
@@ -149,7 +143,7 @@ def _reasoning(rng: random.Random) -> JSON:
 
 
 def _meta(thread: str, ms: int, **extra: JSON) -> JSON:
-    return {"id": thread, "timestamp": _ts(ms), "cwd": "/work/app", "originator": "codex-tui",
+    return {"id": thread, "timestamp": timestamp(ms), "cwd": "/work/app", "originator": "codex-tui",
             "cli_version": "0.136.0", "source": "cli", "model_provider": "openai",
             "base_instructions": {"text": INSTRUCTIONS}, **extra}  # fmt: skip
 
@@ -206,6 +200,6 @@ def _subagent(rng: random.Random, parent: _Rollout, dest: Path, i: int, size: in
     c.total = dict(parent.total)
     spawn = {"parent_thread_id": parent.thread, "depth": 1, "agent_role": "explorer"}
     _start(c, _meta(child, child_ms, source={"subagent": {"thread_spawn": spawn}}))
-    c.lines.extend({**x, "timestamp": _ts(child_ms)} for x in replay)
+    c.lines.extend({**x, "timestamp": timestamp(child_ms)} for x in replay)
     c.turn(i, _uuid7(rng, child_ms), message, tool_output(rng, i, size), first=False)
     return c.write(dest)

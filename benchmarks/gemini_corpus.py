@@ -21,18 +21,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from texts import sentence, tool_output
+from texts import sentence, timestamp, tool_output
 
 JSON = Any
 ENVIRONMENT_ID = "d04923d38bb0f6017037e74183378ef4"
 MODEL = "gemini-3.1-pro-preview"
 PER_PROJECT = 8
-
-
-def _ts(ms: int) -> str:
-    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)).strftime(
-        "%Y-%m-%dT%H:%M:%S.%f"
-    )[:-3] + "Z"
 
 
 class _Chat:
@@ -49,9 +43,9 @@ class _Chat:
     def message(self, kind: str, content: JSON, step_ms: int, **extra: JSON) -> JSON:
         self.ms += step_ms
         rec = {"id": str(uuid.UUID(int=self.rng.getrandbits(128), version=4)),
-               "timestamp": _ts(self.ms), "type": kind, "content": content, **extra}  # fmt: skip
+               "timestamp": timestamp(self.ms), "type": kind, "content": content, **extra}  # fmt: skip
         self.put(rec)
-        self.put({"$set": {"lastUpdated": _ts(self.ms + 5)}})
+        self.put({"$set": {"lastUpdated": timestamp(self.ms + 5)}})
         self.live.append(rec)
         return rec
 
@@ -66,7 +60,7 @@ class _Chat:
             {
                 "subject": sentence(rng, 3),
                 "description": sentence(rng, 12),
-                "timestamp": _ts(self.ms),
+                "timestamp": timestamp(self.ms),
             }
         ]
         call_id = f"run_shell_command__{rng.getrandbits(40):010x}"
@@ -74,7 +68,7 @@ class _Chat:
         response = {"functionResponse": {"id": call_id, "name": "run_shell_command",
                                          "response": {"output": output}}}  # fmt: skip
         call = {"id": call_id, "name": "run_shell_command", "args": {"command": f"pytest -q tests/test_{index}.py"},
-                "result": [response], "status": "success", "timestamp": _ts(self.ms + 900),
+                "result": [response], "status": "success", "timestamp": timestamp(self.ms + 900),
                 "resultDisplay": output[:2000], "displayName": "Shell", "description": "Run the tests"}  # fmt: skip
         self.put({**model, "toolCalls": [call]})
         self.message("user", [response], 1_000)
@@ -91,7 +85,7 @@ class _Chat:
         kept = [m for m in self.live if m["id"] != ENVIRONMENT_ID]
         self.put({"$set": {"messages": [{**m, "content": m["content"] if isinstance(m["content"], list)
                                          else [{"text": m["content"]}]} for m in kept],
-                           "lastUpdated": _ts(self.ms + 10)}})  # fmt: skip
+                           "lastUpdated": timestamp(self.ms + 10)}})  # fmt: skip
 
     def write(self, project: Path) -> int:
         folder = project / "chats"
@@ -125,12 +119,12 @@ def build_gemini_corpus(
         ms = 1_780_000_000_000 + i * 3_600_000
         sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         c = _Chat(rng, sid, ms)
-        c.put({"sessionId": sid, "projectHash": f"{rng.getrandbits(256):064x}", "startTime": _ts(ms),
-               "lastUpdated": _ts(ms), "kind": "main"})  # fmt: skip
-        env = {"id": ENVIRONMENT_ID, "timestamp": _ts(ms), "type": "user",
+        c.put({"sessionId": sid, "projectHash": f"{rng.getrandbits(256):064x}", "startTime": timestamp(ms),
+               "lastUpdated": timestamp(ms), "kind": "main"})  # fmt: skip
+        env = {"id": ENVIRONMENT_ID, "timestamp": timestamp(ms), "type": "user",
                "content": [{"text": "<session_context>\nThis is the Gemini CLI.\n"
                             f"I'm currently working in the directory: /work/project-{i // PER_PROJECT}\n</session_context>"}]}  # fmt: skip
-        c.put({"$set": {"messages": [env], "lastUpdated": _ts(ms)}})
+        c.put({"$set": {"messages": [env], "lastUpdated": timestamp(ms)}})
         c.live.append(env)
         for t in range(turns):
             task = f"Fix failing test {t} of module {i}: {sentence(rng, 8)}"

@@ -16,21 +16,14 @@ from __future__ import annotations
 import json
 import random
 import uuid
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from texts import sentence, tool_output
+from texts import sentence, timestamp, tool_output
 
 JSON = Any
 PER_PROJECT = 8
 MODEL = "claude-opus-4-5"
-
-
-def _ts(ms: int) -> str:
-    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)).strftime(
-        "%Y-%m-%dT%H:%M:%S.%f"
-    )[:-3] + "Z"
 
 
 class _Session:
@@ -45,7 +38,13 @@ class _Session:
         self.ms += step_ms
         eid = f"{self.rng.getrandbits(32):08x}"
         self.lines.append(
-            {"type": kind, "id": eid, "parentId": self.leaf, "timestamp": _ts(self.ms), **body}
+            {
+                "type": kind,
+                "id": eid,
+                "parentId": self.leaf,
+                "timestamp": timestamp(self.ms),
+                **body,
+            }
         )
         self.leaf = eid
         return eid
@@ -79,7 +78,7 @@ class _Session:
 
     def write(self, folder: Path, sid: str, start_ms: int) -> int:
         folder.mkdir(parents=True, exist_ok=True)
-        name = _ts(start_ms).replace(":", "-").replace(".", "-")
+        name = timestamp(start_ms).replace(":", "-").replace(".", "-")
         text = "".join(
             json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in self.lines
         )
@@ -105,7 +104,7 @@ def build_pi_corpus(
         sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         s = _Session(rng, ms)
         s.lines.append(
-            {"type": "session", "version": 3, "id": sid, "timestamp": _ts(ms), "cwd": cwd}
+            {"type": "session", "version": 3, "id": sid, "timestamp": timestamp(ms), "cwd": cwd}
         )
         s.entry("model_change", 5, provider="anthropic", modelId=MODEL)
         s.entry("thinking_level_change", 0, thinkingLevel="high")

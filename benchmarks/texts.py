@@ -1,10 +1,11 @@
 """The words the generated corpora are made of: sentences and test-runner-like tool outputs,
-one in five with a planted key and e-mail address (shared by ``corpus.py``,
-``einox_corpus.py`` and ``codex_corpus.py``, so every store kind holds the same text)."""
+one in five with a planted key and e-mail address, and their times (shared by ``corpus.py``
+and the other store kinds' builders, so every store kind holds the same text)."""
 
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime, timedelta
 
 WORDS = [
     "the",
@@ -62,3 +63,10 @@ def tool_output(rng: random.Random, index: int, size: int, secrets: bool = True)
     if secrets and rng.random() < 0.2:
         out += f"\nexport OPENAI_API_KEY=sk-proj-{rng.getrandbits(160):040x}\ncontact: dev{index}@example.com"
     return out
+
+
+def timestamp(ms: int) -> str:
+    """RFC 3339 UTC with milliseconds and ``Z`` (``2026-06-02T15:40:09.120Z``), as the agents write."""
+    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)).strftime(
+        "%Y-%m-%dT%H:%M:%S.%f"
+    )[:-3] + "Z"

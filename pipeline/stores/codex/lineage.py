@@ -177,8 +177,9 @@ def build_trees(rollouts: list[Rollout], dups: dict[str, Duplicates]) -> list[Tr
     for r in sorted(rollouts, key=lambda r: (r.ts, r.path)):
         members.setdefault(root_of(r.thread), []).append(r)
     trees = [_place(threads[t][0], members[t], threads, dups) for t in members]
+    keys = {pl.line.key: tree for tree in trees for pl in tree.placed}
     for tree in trees:
-        _link(tree, trees, threads)
+        _link(tree, keys, threads)
     return trees
 
 
@@ -308,7 +309,7 @@ def _current(
     return ends[open_ends[-1].rollout] if open_ends else None
 
 
-def _link(child: Tree, trees: list[Tree], threads: dict[str, list[Rollout]]) -> None:
+def _link(child: Tree, keys: dict[str, Tree], threads: dict[str, list[Rollout]]) -> None:
     """A subagent child's link from the parent's line that names it (its spawn call's
     output, else the spawn event), or from the end of the parent's thread."""
     head = child.root.head()
@@ -322,7 +323,6 @@ def _link(child: Tree, trees: list[Tree], threads: dict[str, list[Rollout]]) -> 
     child.spawned_by = call
     at = next((x for x in lines if _is_output(x) and x.payload.get("call_id") == call), None)
     at = at or next((x for x in lines if _is_call(x) and x.payload.get("call_id") == call), None)
-    keys = {pl.line.key: tree for tree in trees for pl in tree.placed}
     key = at.key if at is not None and at.key in keys else threads[parent][-1].lines[-1].key
     if key in keys:
         keys[key].links.setdefault(key, []).append((child.thread, call))

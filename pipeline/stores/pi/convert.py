@@ -79,6 +79,7 @@ class Converter:
         self.tail: dict[str, str] = {}
         self.counts: Counter[str] = Counter()
         self.order = {e["id"]: i for i, e in enumerate(entries)}
+        self.by_id = {e["id"]: e for e in entries}
 
     def add(self, eid: str, parent: str, entry_type: str, ts: str, **body: JSON) -> str:
         self.raws.append({"type": entry_type, "id": eid, "parent": parent, "ts": ts, **body})
@@ -287,7 +288,7 @@ def _branch_summary(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) ->
     here = c.order.get(e["id"], 0)
     ancestors = set()
     cur = pid
-    by_id = {x["id"]: x for x in c.pi}
+    by_id = c.by_id
     while isinstance(cur, str) and cur not in ancestors:
         ancestors.add(cur)
         cur = by_id.get(cur, {}).get("parentId")
