@@ -171,6 +171,10 @@ def test_the_teich_final_total_is_reproduced_exactly(tmp_path: Path) -> None:
     assert row["total_prompt_tokens"] == 294_183 and row["total_cached_tokens"] == 216_704
     assert row["total_completion_tokens"] == 10_573
     assert row["n_tool_calls"] == 18 and row["n_user_turns"] == 1
+    items = [e.raw["item"] for e in only_session(TEICH).entries if e.type == "item"]
+    calls = {i["call_id"] for i in items if i["type"] == "function_call"}
+    outputs = {i["call_id"] for i in items if i["type"] == "function_call_output"}
+    assert len(calls) == 18 and calls == outputs  # all paired
 
 
 def test_context_is_hidden_and_prompts_are_what_the_user_typed(tmp_path: Path) -> None:

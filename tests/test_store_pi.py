@@ -120,6 +120,7 @@ def test_a_regenerated_answer_is_a_response_fork(tmp_path: Path) -> None:
     session = only_session(INSPECTOR)
     assert session.forks() == ["e2"] and session.last_id() == "e8"
     out = export(INSPECTOR, tmp_path / "out")
+    assert sorted(r["leaf_id"] for r in table(out, "trajectories")) == ["e6:response", "e8"]
     pairs = table(out, "preferences")
     assert len(pairs) == 2 and {p["kind"] for p in pairs} == {"response"}
     assert {p["chosen_leaf_id"] for p in pairs} == {"e8"}  # the unknown future_entry is kept
@@ -171,6 +172,7 @@ def test_a_second_root_is_a_fork_under_the_shared_config(tmp_path: Path) -> None
     hooks = [e for e in session.entries if e.raw.get("pi:custom_type") is not None]
     assert len(hooks) == 1 and hooks[0].raw["visible"] is False  # v2 hookMessage, display false
     out = export(C, tmp_path / "out")
+    assert len(table(out, "trajectories")) == 2
     pairs = table(out, "preferences")
     assert len(pairs) == 2 and {p["kind"] for p in pairs} == {"prompt"}
 
