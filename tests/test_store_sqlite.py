@@ -123,3 +123,18 @@ def test_a_foreign_sqlite_file_is_refused_naming_what_is_missing(tmp_path: Path)
         conn.execute("CREATE TABLE entries (session_id TEXT, seq INTEGER)")
     result = CliRunner().invoke(app, ["inspect", str(half)])
     assert result.exit_code == 2 and "has no column 'line'" in result.output
+
+
+def test_a_wal_database_is_read_without_leaving_files_beside_it(
+    agentsession_data: Path, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    db = store / "sessions.db"
+    make_db(db, [session_file(n) for n in ["basic", "branch"]])
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")  # closed: its -wal and -shm are gone
+    assert sorted(p.name for p in store.iterdir()) == ["sessions.db"]
+    run = run_export([db], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert run.counts["trajectories"] == 3 and not run.errors
+    assert sorted(p.name for p in store.iterdir()) == ["sessions.db"]  # a plain ro open leaves two

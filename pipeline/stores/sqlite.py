@@ -1,10 +1,10 @@
 """The agentsession SQLite store (spec §8.2): one unit per session row, safe on a live store.
 
-The database is opened read-only (``mode=ro``), the writer's lease
-(``holders``) is never read or taken, and each session is read in one
-short read transaction, so a writer appending meanwhile gives a consistent
-prefix and is never blocked for longer than that read (in WAL mode, the
-reference's journal mode, not at all).  A session is rebuilt as its JSONL
+The database is read through ``snapshot.read_snapshot`` (read-only, no side
+files left, one short read transaction), the writer's lease (``holders``) is
+never read or taken, so a writer appending meanwhile gives a consistent prefix
+and is never blocked for longer than that read (in WAL mode, the reference's
+journal mode, not at all).  A session is rebuilt as its JSONL
 text and read exactly like a file.  A SQLite file that is not such a store
 is refused with the missing table or column named.
 """
@@ -14,23 +14,18 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from trajset.schemas.session import Session
 
 from ..errors import SessionReadError, UsageError
 from .agentsession import read_session_text
 from .base import Loaded, Reader, Reads, Unit, UnitOptions
+from .snapshot import read_snapshot
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: what the reader needs of the schema
 REQUIRED = {"sessions": ("id", "created_at", "header"), "entries": ("session_id", "seq", "line")}
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """Read-only, never creating a file, whatever characters the path holds."""
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
-    db.execute("PRAGMA query_only = ON")
-    return db
 
 
 def check_schema(db: sqlite3.Connection, path: Path) -> None:
@@ -50,20 +45,19 @@ def session_text(path: Path, session_id: str) -> str:
     """The session as the text of a session file: its header and entry lines, read in one
     transaction (``SessionReadError`` when they cannot be)."""
     source = f"{path}#{session_id}"
+
+    def rows(db: sqlite3.Connection) -> tuple[tuple[Any, ...] | None, list[Any]]:
+        row = db.execute("SELECT header FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        lines = [
+            r[0]
+            for r in db.execute(
+                "SELECT line FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
+            )
+        ]
+        return row, lines
+
     try:
-        db = _connect(path)
-        try:
-            db.execute("BEGIN")  # one snapshot: a concurrent append is seen whole or not at all
-            row = db.execute("SELECT header FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            lines = [
-                r[0]
-                for r in db.execute(
-                    "SELECT line FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
-                )
-            ]
-            db.execute("COMMIT")
-        finally:
-            db.close()
+        row, lines = read_snapshot(path, rows)  # a concurrent append is seen whole or not at all
     except sqlite3.Error as exc:
         raise SessionReadError(f"database error: {exc}", rule="io", source=source) from None
     if row is None:
@@ -76,12 +70,12 @@ def session_text(path: Path, session_id: str) -> str:
 def _session_ids(path: Path) -> list[str]:
     """Every session id of the database, oldest first; ``UsageError`` when it is a database
     of something else, ``sqlite3.DatabaseError`` when it cannot be read."""
-    db = _connect(path)
-    try:
+
+    def ids(db: sqlite3.Connection) -> list[str]:
         check_schema(db, path)
         return [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
-    finally:
-        db.close()
+
+    return read_snapshot(path, ids)
 
 
 def read_sqlite_session(path: Path, session_id: str) -> Session:
