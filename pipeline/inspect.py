@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trajset.schemas.entries import CompactionEntry
-from trajset.schemas.session import Session
+from trajset.schemas.session import Issue, Session
 
 from .errors import ContextError, UnitFailed, UnitSkipped
 from .stores import Unit, discover, load_unit
@@ -46,7 +46,7 @@ def session_report(session: Session) -> dict[str, JSON]:
             if isinstance(e.body, CompactionEntry)
         ],
         "truncated": None,
-        "problems": problems + [f"{i.kind} (line {i.line}): {i.message}" for i in session.issues],
+        "problems": problems + [_issue(i) for i in session.issues],
         "links": [e.raw.get("session") for e in session.entries if e.type == "link"],
         "reader": dict(sorted(session.counts.items())),
     }
@@ -131,3 +131,8 @@ def verify_store(stores: list[Path], kind: str = "auto") -> tuple[list[str], int
                 out.append(f"{s}")
                 failed += 1
     return out, failed
+
+
+def _issue(i: Issue) -> str:
+    where = ", ".join(x for x in (i.source, "" if i.line is None else f"line {i.line}") if x)
+    return f"{i.kind} ({where}): {i.message}" if where else f"{i.kind}: {i.message}"

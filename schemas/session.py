@@ -147,11 +147,13 @@ class Truncation:
 
 @dataclass(frozen=True, slots=True)
 class Issue:
-    """Something a reader found wrong but not fatal (a gap in a log): reported, not exported."""
+    """Something a reader found wrong but not fatal (a gap in a log): reported, not exported.
+    ``source`` names the file when it is not the session's own (one file of many)."""
 
     kind: str
     line: int | None
     message: str
+    source: str = ""
 
 
 @dataclass

@@ -39,3 +39,10 @@ def rfc3339nano(ts: str, *, to_utc: bool = True) -> str:
         except OverflowError:  # e.g. 0001-01-01T00:30+01:00 has no UTC form: keep the offset
             pass
     return f"{base}.{frac}{zone}" if frac else f"{base}{zone}"
+
+
+def ms_to_rfc3339(ms: int) -> str:
+    """Unix milliseconds as the UTC time the Agent Session Format writes (RFC3339Nano)."""
+    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    frac = f"{ms % 1000:03d}".rstrip("0")
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}Z" if frac else "Z")

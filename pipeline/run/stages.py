@@ -130,7 +130,7 @@ def _account(scope: UnitScope, session: Session) -> None:
     ledger.add("forks", len(session.forks()))
     ledger.reader(session.counts)
     for i in session.issues:
-        scope.error(ErrorRow(session.source, session.id, i.line, i.kind, i.message))
+        scope.error(ErrorRow(i.source or session.source, session.id, i.line, i.kind, i.message))
     t = session.truncation
     if t is None:
         return

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .record import Record, ms_to_rfc3339
+from trajset.schemas.timestamps import ms_to_rfc3339
+
+from .record import Record
 
 JSON = Any
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +70,6 @@ def iso_ms(value: JSON) -> int:
         return int(parse_rfc3339(value).timestamp() * 1000)
     except (TypeError, ValueError, OverflowError):
         return 0
-
-
-def ms_to_rfc3339(ms: int) -> str:
-    """Unix milliseconds as the UTC time the Agent Session Format writes (RFC3339Nano)."""
-    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    frac = f"{ms % 1000:03d}".rstrip("0")
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}Z" if frac else "Z")
 
 
 def _fail(path: Path, message: str, line: int | None = None) -> SessionReadError:
