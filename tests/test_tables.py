@@ -147,7 +147,8 @@ def test_pair_count_formula_and_references_on_the_sample_store(exported: Path) -
     assert (
         len(pairs)
         == c["pairs"]
-        == expected - c.get("pairs_dropped_identical", 0) - c.get("pairs_dropped_unexported", 0)
+        == expected
+        - sum(c.get(f"pairs_dropped_{r}", 0) for r in ("identical", "empty_side", "unexported"))
     )
     leaves = {(r["session_id"], r["leaf_id"]) for r in _rows(exported, "trajectories")}
     for p in pairs:
@@ -195,7 +196,7 @@ def test_pair_count_formula_on_generated_trees(b) -> None:  # type: ignore[no-un
     stats: Counter[str] = Counter()
     rows = preferences.rows(export, stats)
     expected = sum((len(s.children(f)) - 1) * 2 for f in s.forks())
-    dropped = stats["pairs_dropped_identical"] + stats["pairs_dropped_unexported"]
+    dropped = sum(stats[f"pairs_dropped_{r}"] for r in ("identical", "empty_side", "unexported"))
     assert len(rows) == stats["pairs"] == expected - dropped
     if len(export.kept) == len(export.source.trajectories):  # a leaf with no step has no document
         assert stats["pairs_dropped_unexported"] == 0

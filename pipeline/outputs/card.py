@@ -115,6 +115,7 @@ STAT_KEYS = (
     "outcomes",
     "pairs",
     "pairs_dropped_identical",
+    "pairs_dropped_empty_side",
     "pairs_dropped_unexported",
     "pairs_dropped_duplicate",
     "kto_rows",

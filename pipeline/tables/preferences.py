@@ -176,6 +176,8 @@ def _pair(
     r = _turn(rejected) if granularity == "turn" else rejected
     if c == r:
         return "dropped_identical"
+    if not c or not r:  # a branch that said nothing (an undo not yet followed) prefers nothing
+        return "dropped_empty_side"
     both_agent = c and r and c[0]["role"] == r[0]["role"] == "assistant"
     best = export.source.best_score
     cs, rs = best.get(d.preferred), best.get(child)
