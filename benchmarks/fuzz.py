@@ -58,6 +58,10 @@ SEEDS: dict[str, list[Path]] = {
         UPSTREAM / "codex" / "synthetic" / "subagent-paginated",
         UPSTREAM / "codex" / "upstream-synthetic" / "claude-code-log",
     ],
+    "opencode": [
+        UPSTREAM / "opencode" / "sqlite",
+        UPSTREAM / "opencode" / "legacy",
+    ],
 }
 SMALL_SLICES = RunSettings(slice_trajectories=2, spill_document_bytes=1, spill_session_rows=2)
 

@@ -24,7 +24,8 @@ def _data_files(root: Path) -> dict[str, bytes]:
     }
 
 
-#: the sample store, the reference's sessions, einox, Claude Code, Codex, Gemini CLI and Pi stores in one run
+#: the sample store, the reference's sessions, einox, Claude Code, Codex, Gemini CLI, Pi and
+#: OpenCode stores in one run
 STORES = [
     sample_store(),
     UPSTREAM / "agentsession" / "testdata" / "sessions",
@@ -35,6 +36,8 @@ STORES = [
     UPSTREAM / "gemini-cli" / "real" / "gemini-home",
     UPSTREAM / "pi" / "synthetic" / "sessions",
     UPSTREAM / "pi" / "pi-session-inspector",
+    UPSTREAM / "opencode" / "sqlite",
+    UPSTREAM / "opencode" / "legacy",
 ]
 #: a batch per unit: many batches, so two workers share them
 PER_UNIT = RunSettings(batch_mean_units=1)

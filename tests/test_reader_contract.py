@@ -65,6 +65,21 @@ def _toy(dest: Path) -> Path:
     return dest
 
 
+def _opencode_json(dest: Path) -> Path:
+    """The legacy OpenCode JSON store without its fork (a cut source changes what the merged
+    fork holds: tests/test_store_opencode.py), and without its truncated part file."""
+    storage = shutil.copytree(UPSTREAM / "opencode" / "legacy", dest) / "storage"
+    fork = "ses_4670bca5fffePjWAQvLzY4V9qx"
+    (storage / "session" / "global" / f"{fork}.json").unlink()
+    for message in (storage / "message" / fork).glob("*.json"):
+        shutil.rmtree(storage / "part" / message.stem)
+    shutil.rmtree(storage / "message" / fork)
+    for part in (storage / "part").rglob("*.json"):
+        if not part.read_text().rstrip().endswith("}"):
+            part.unlink()
+    return dest
+
+
 def _sessions(dest: Path) -> Path:
     """The reference's well-formed session files (its broken ones are for other tests)."""
     dest.mkdir()
@@ -95,6 +110,10 @@ FIXTURES: dict[str, list[Callable[[Path], Path]]] = {
         _copy(UPSTREAM / "codex" / "synthetic" / "rollback"),
         _copy(UPSTREAM / "codex" / "synthetic" / "fork"),
         _copy(UPSTREAM / "codex" / "real" / "codemie-code"),
+    ],
+    "opencode": [
+        _copy(UPSTREAM / "opencode" / "sqlite"),
+        _opencode_json,
     ],
     "toy": [_toy],
 }  # fmt: skip
@@ -258,9 +277,32 @@ def _change_a_row(reader: Reader, unit: Unit) -> Callable[[], None]:
     return undo
 
 
+def _change_a_part(reader: Reader, unit: Unit) -> Callable[[], None]:
+    """One byte of a part row of the unit's project changed in the OpenCode database (a byte
+    of a file when the unit is JSON files only)."""
+    import sqlite3
+
+    if reader.inputs(unit) is not None:
+        return _flip_a_byte(reader, unit)
+    with sqlite3.connect(unit.files[0]) as db:
+        pid, data = db.execute(
+            "SELECT p.id, p.data FROM part p JOIN session s ON s.id = p.session_id "
+            "WHERE s.project_id = ? ORDER BY p.id LIMIT 1",
+            (unit.key,),
+        ).fetchone()
+        db.execute("UPDATE part SET data = ? WHERE id = ?", (data.replace('"', ' "', 1), pid))
+
+    def undo() -> None:
+        with sqlite3.connect(unit.files[0]) as db:
+            db.execute("UPDATE part SET data = ? WHERE id = ?", (data, pid))
+
+    return undo
+
+
 #: kinds whose inputs are not whole files: how to change one byte of a unit's input
 CHANGE_ONE_BYTE: dict[str, Callable[[Reader, Unit], Callable[[], None]]] = {
     "agentsession-sqlite": _change_a_row,
+    "opencode": _change_a_part,
 }
 
 

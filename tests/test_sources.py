@@ -27,6 +27,7 @@ def _home(root: Path) -> Path:
     shutil.copytree(UPSTREAM / "codex" / "synthetic" / "rollback", root / ".codex")
     shutil.copytree(UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home", root / ".gemini")
     shutil.copytree(UPSTREAM / "pi" / "synthetic" / "sessions", root / ".pi" / "agent" / "sessions")
+    shutil.copytree(UPSTREAM / "opencode" / "sqlite", root / ".local" / "share" / "opencode")
     return root
 
 
@@ -37,7 +38,7 @@ def test_every_reader_with_a_default_location_is_found_under_home(tmp_path: Path
     assert (
         set(found)
         == with_locations
-        == {"agentsession", "claude-code", "einox", "codex", "gemini-cli", "pi"}
+        == {"agentsession", "claude-code", "einox", "codex", "gemini-cli", "pi", "opencode"}
     )
     assert found["agentsession"].sessions == 6 and found["agentsession"].bytes > 0
     assert found["claude-code"].path == home / ".claude" / "projects"
@@ -57,7 +58,8 @@ def test_sources_lists_each_store_and_export_all_local_exports_them(
 ) -> None:
     home = _home(tmp_path / "home")
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    for moved in ("CLAUDE_CONFIG_DIR", "XDG_DATA_HOME"):
+        monkeypatch.delenv(moved, raising=False)
     listed = CliRunner().invoke(app, ["sources", "--json"])
     assert listed.exit_code == 0, listed.output
     rows = [json.loads(line) for line in listed.stdout.splitlines()]
@@ -68,19 +70,29 @@ def test_sources_lists_each_store_and_export_all_local_exports_them(
         "codex",
         "gemini-cli",
         "pi",
+        "opencode",
     }
     out = tmp_path / "out"
     run = CliRunner().invoke(app, ["export", "--all-local", "--out", str(out), "--quiet"])
     assert run.exit_code == 0, run.output
     formats = {r["source_format"] for r in pq.read_table(out / "data" / "trajectories").to_pylist()}
-    assert formats == {"agentsession", "claude-code", "einox", "codex", "gemini-cli", "pi"}
+    assert formats == {
+        "agentsession",
+        "claude-code",
+        "einox",
+        "codex",
+        "gemini-cli",
+        "pi",
+        "opencode",
+    }
 
 
 def test_all_local_with_nothing_found_says_where_it_looked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "empty"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    for moved in ("CLAUDE_CONFIG_DIR", "XDG_DATA_HOME"):
+        monkeypatch.delenv(moved, raising=False)
     run = CliRunner().invoke(app, ["export", "--all-local", "--out", str(tmp_path / "o")])
     assert run.exit_code == 2
     assert "found no store" in run.output and "~/.claude" in run.output
@@ -95,11 +107,21 @@ def test_stores_of_several_kinds_export_in_one_run(tmp_path: Path) -> None:
         UPSTREAM / "codex" / "synthetic" / "fork",
         UPSTREAM / "gemini-cli" / "real" / "gemini-home",
         UPSTREAM / "pi" / "synthetic" / "sessions",
+        UPSTREAM / "opencode" / "legacy",
     ]
     out = tmp_path / "out"
     run = run_export(stores, out, ExportOptions(), RunOptions(workers=2))
     rows = pq.read_table(out / "data" / "trajectories").to_pylist()
-    kinds = {"agentsession", "einox", "suga", "claude-code", "codex", "gemini-cli", "pi"}
+    kinds = {
+        "agentsession",
+        "einox",
+        "suga",
+        "claude-code",
+        "codex",
+        "gemini-cli",
+        "pi",
+        "opencode",
+    }
     assert {r["source_format"] for r in rows} == kinds
     c = run.counts
     assert c["sessions_read"] == c["sessions_exported"] + c["sessions_failed"]

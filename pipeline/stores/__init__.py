@@ -41,6 +41,7 @@ from .codex import CodexReader
 from .einox import EinoxReader
 from .gemini import GeminiCliReader
 from .index_file import IndexFile
+from .opencode import OpenCodeReader
 from .pi import PiReader
 from .sqlite import SqliteReader
 from .suga import SugaReader
@@ -58,6 +59,7 @@ def registry(*readers: Reader) -> dict[str, Reader]:
 
 #: store kind -> reader, most specific first (``auto`` takes the first whose ``detect`` says yes)
 READERS: dict[str, Reader] = registry(
+    OpenCodeReader(),  # before agentsession-sqlite: any SQLite file looks like one
     SqliteReader(),
     EinoxReader(),
     SugaReader(),

@@ -1,0 +1,328 @@
+"""An OpenCode tree as Agent Session Format entries (specs/opencode.md, "Mapping").
+
+A synthetic ``config`` root holds the first prompt's model (``providerID/modelID``)
+and agent; a later change is a ``config`` entry before the prompt that makes it.
+A user message is one user item of its typed text and files (its synthetic parts
+a hidden item after it; agent mentions, subtasks and ignored text kept as
+``opencode:parts``).  An assistant message is, per LLM step, its reasoning, text
+and tool entries (``tools.py``) and one ``response`` per step-finish with that
+step's usage, so usage is counted once (the message's own tokens only when it
+has no step-finish).  A compaction request and its summary are one
+``compaction`` entry keeping the whole history as copied context.  An assistant
+error is an outcome that never passes; an abort also ends the run ``aborted``.
+Messages of all the tree's sessions are written in time order, so ``latest``
+prefers the branch written last (``branches.py``, which also makes a pending
+revert a fork).
+Each message's info is kept as ``opencode:info`` on its first entry.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from trajset.schemas.timestamps import ms_to_rfc3339
+
+from .forks import Segment, Tree
+from .records import Message, as_ms, obj
+from .tools import (
+    attachment,
+    call_item,
+    child_of,
+    output_of,
+    rejection,
+    tokens_total,
+    usage,
+)  # fmt: skip
+
+JSON = Any
+ROOT = "config"
+ABORTED = "MessageAbortedError"
+
+
+@dataclass
+class Revert:
+    """A session's pending ``/undo``: its anchor message and part, and where the path stood
+    before the anchor (``before``) and before the part (``fork_point``)."""
+
+    body: JSON = None
+    anchor: str = ""
+    part: str = ""
+    before: str | None = None
+    fork_point: str | None = None
+
+
+@dataclass
+class State:
+    """Where a segment's path stands: its last entry, model and agent, last step's tokens."""
+
+    tail: str = ROOT
+    model: str = ""
+    agent: str = ""
+    tokens: int = 0
+
+
+def model_of(info: dict[str, JSON]) -> str:
+    m = obj(info.get("model"))
+    provider = info.get("providerID") or m.get("providerID")
+    model = info.get("modelID") or m.get("modelID")
+    return f"{provider}/{model}" if provider and model else str(model or "")
+
+
+def ts_of(ms: int) -> str:
+    try:
+        return ms_to_rfc3339(ms) if ms > 0 else "1970-01-01T00:00:00Z"
+    except (OverflowError, OSError, ValueError):
+        return "1970-01-01T00:00:00Z"
+
+
+def _start(part: dict[str, JSON]) -> int:
+    t = part.get("time")
+    if not isinstance(t, dict) and isinstance(part.get("state"), dict):
+        t = part["state"].get("time")
+    return as_ms(t.get("start")) if isinstance(t, dict) else 0
+
+
+class Converter:
+    """The entries of one tree; ``tail_of`` maps a message id to its last entry."""
+
+    def __init__(self, tree: Tree, children: dict[str, dict[str, tuple[int, str]]]) -> None:
+        self.tree = tree
+        self.children = children  # session id -> its child sessions (id -> (created, parent))
+        self.raws: list[dict[str, JSON]] = []
+        self.counts: Counter[str] = Counter()
+        self.tail_of: dict[str, str] = {}
+        self.state_of: dict[str, State] = {}  # message id -> the path's state after it
+        self.spawned: dict[str, str] = {}  # child session id -> the call that ran it
+        self.info: dict[str, JSON] | None = None
+        self.ms = 0
+        self.summaries: dict[str, Message] = {}  # compaction request id -> its summary
+        self.requests: dict[str, Message] = {}  # summary id -> its request
+        for seg in tree.segments:
+            own = {m.id: m for m in seg.session.messages[seg.start :]}
+            for m in own.values():
+                req = own.get(str(m.info.get("parentID") or ""))
+                if m.info.get("summary") is True and req is not None and _is_request(req):
+                    self.summaries[req.id], self.requests[m.id] = m, req
+
+    def add(self, eid: str, parent: str | None, entry_type: str, **body: JSON) -> str:
+        raw = {"type": entry_type, "id": eid, "parent": parent, "ts": ts_of(self.ms), **body}
+        if self.info is not None:
+            raw["opencode:info"], self.info = self.info, None
+        self.raws.append(raw)
+        return eid
+
+    def root(self) -> State:
+        """The config root (and the title as an ``info`` entry); the root path's state."""
+        first = next((m for m in self.tree.root.messages if m.role == "user"), None)
+        info = first.info if first else {}
+        self.ms = first.created if first else self.tree.root.created
+        body: dict[str, JSON] = {}
+        if model_of(info):
+            body["model"] = model_of(info)
+        if info.get("agent"):
+            body["opencode:agent"] = info["agent"]
+        tail = self.add(ROOT, None, "config", **body)
+        title = self.tree.root.info.get("title")
+        if isinstance(title, str) and title:
+            tail = self.add("info", ROOT, "info", name=title)
+        return State(tail, body.get("model", ""), str(body.get("opencode:agent", "")))
+
+    def message(self, seg: Segment, st: State, m: Message, revert: Revert) -> None:
+        self.ms = m.created
+        if revert.anchor == m.id:
+            revert.before = st.tail
+        if m.id in self.summaries:
+            pass  # the request is written with its summary, as one compaction entry
+        elif m.role == "user":
+            self.user(st, m)
+        elif m.role == "assistant" and (m.id in self.requests or m.info.get("summary") is True):
+            self.compaction(st, m)
+        elif m.role == "assistant":
+            self.assistant(seg, st, m, revert)
+        else:
+            self.counts[f"extensions/message/{m.role or 'untyped'}"] += 1
+            self.info = m.info
+            st.tail = self.add(m.id, st.tail, f"opencode:message/{m.role or 'untyped'}",
+                               parts=m.parts)  # fmt: skip
+        self.tail_of[m.id] = st.tail
+        self.state_of[m.id] = State(st.tail, st.model, st.agent, st.tokens)
+
+    def user(self, st: State, m: Message) -> None:
+        model, agent = model_of(m.info), str(m.info.get("agent") or "")
+        if (model or st.model, agent or st.agent) != (st.model, st.agent):
+            body: dict[str, JSON] = {"model": model} if model and model != st.model else {}
+            if agent and agent != st.agent:
+                body["opencode:agent"] = agent
+            st.tail = self.add(f"{m.id}:config", st.tail, "config", **body)
+            st.model, st.agent = model or st.model, agent or st.agent
+        typed: list[JSON] = []
+        hidden: list[JSON] = []
+        other: list[JSON] = []
+        for p in m.parts:
+            kind = p.get("type")
+            if kind == "text" and not p.get("ignored"):
+                text = {"type": "input_text", "text": str(p.get("text") or "")}
+                (hidden if p.get("synthetic") else typed).append(text)
+            elif kind == "file":
+                typed.append(attachment(p))
+            else:
+                other.append(p)
+        self.info = m.info
+        more = {"opencode:parts": other} if other else {}
+        if typed:
+            self.counts["prompts"] += 1
+            item = {"type": "message", "role": "user", "content": typed}
+            st.tail = self.add(m.id, st.tail, "item", item=item, **more)
+            more = {}
+        if hidden:
+            item = {"type": "message", "role": "user", "content": hidden}
+            st.tail = self.add(f"{m.id}:synthetic" if typed else m.id, st.tail, "item", item=item,
+                               visible=False, **{"opencode:synthetic": True}, **more)  # fmt: skip
+        elif not typed:
+            self.counts["extensions/user_message"] += 1
+            st.tail = self.add(m.id, st.tail, "opencode:user_message", parts=other)
+
+    def compaction(self, st: State, m: Message) -> None:
+        """The request (when there is one) and its summary as one compaction entry."""
+        text = "".join(str(p.get("text") or "") for p in m.parts if p.get("type") == "text")
+        finish = next((p for p in m.parts if p.get("type") == "step-finish"), None)
+        body: dict[str, JSON] = {
+            "first_kept": ROOT,
+            "summary": {"type": "message", "role": "user",
+                        "content": [{"type": "input_text", "text": text}]},
+            "config": {},
+        }  # fmt: skip
+        if st.tokens:
+            body["tokens_before"] = st.tokens
+        u = usage(finish.get("tokens") if finish else m.info.get("tokens"))
+        if u is not None:
+            body["usage"] = u
+        req = self.requests.get(m.id)
+        if req is not None:
+            body["opencode:request"] = {"id": req.id, "info": req.info, "parts": req.parts}
+        body["opencode:parts"] = [p for p in m.parts if p.get("type") != "text"]
+        self.counts["compactions"] += 1
+        self.info = m.info
+        st.tail = self.add(m.id, st.tail, "compaction", **body)
+
+    def assistant(self, seg: Segment, st: State, m: Message, revert: Revert) -> None:
+        steps: list[list[dict[str, JSON]]] = [[]]
+        for p in m.parts:
+            if p.get("type") == "step-start" and steps[-1]:
+                steps.append([])
+            steps[-1].append(p)
+        self.info = m.info
+        last: dict[str, JSON] | None = None
+        for n, step in enumerate(steps):
+            finish = next((p for p in step if p.get("type") == "step-finish"), None)
+            rid = str(finish["id"]) if finish else f"{m.id}:step{n}"
+            start = next((p for p in step if p.get("type") == "step-start"), None)
+            wrote = False
+            for p in step:
+                if revert.anchor == m.id and revert.part == p["id"]:
+                    revert.fork_point = st.tail
+                if p is finish:
+                    last = self.response(st, m, rid, p, start)
+                elif p is not start:
+                    wrote |= self.part(seg, st, m, p, rid)
+            if finish is None and (wrote or (n == len(steps) - 1 and last is None)):
+                last = self.response(st, m, rid, None, start)
+        error = m.info.get("error")
+        if isinstance(error, dict) and last is not None:
+            self.failed(st, m, error, last)
+
+    def part(self, seg: Segment, st: State, m: Message, p: dict[str, JSON], rid: str) -> bool:
+        """One part of an assistant step; True when it is something the model said or did."""
+        self.ms = _start(p) or self.ms
+        kind, pid = str(p.get("type") or ""), str(p["id"])
+        more = {f"opencode:{k}": p[k] for k in ("time", "metadata", "synthetic") if k in p}
+        if kind == "text" and not p.get("ignored"):
+            item = {"type": "message", "role": "assistant",
+                    "content": [{"type": "output_text", "text": str(p.get("text") or ""),
+                                 "annotations": []}]}  # fmt: skip
+            st.tail = self.add(pid, st.tail, "item", item=item, response=rid, **more)
+        elif kind == "reasoning":
+            item = {"type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": str(p.get("text") or "")}]}  # fmt: skip
+            st.tail = self.add(pid, st.tail, "item", item=item, response=rid, **more)
+        elif kind == "tool":
+            self.tool(seg, st, p, rid)
+        else:
+            self.counts[f"extensions/{kind or 'untyped'}"] += 1
+            st.tail = self.add(pid, st.tail, f"opencode:{kind or 'untyped'}", part=p)
+            return False
+        return True
+
+    def tool(self, seg: Segment, st: State, p: dict[str, JSON], rid: str) -> None:
+        pid, item = str(p["id"]), call_item(p)
+        more = {"opencode:metadata": p["metadata"]} if "metadata" in p else {}
+        st.tail = call = self.add(pid, st.tail, "item", item=item, response=rid, **more)
+        self.counts["tool_calls"] += 1
+        reason = rejection(p)
+        if reason is not None:
+            st.tail = self.add(f"{pid}:decision", st.tail, "decision", call_id=item["call_id"],
+                               target=call, verdict="reject", by="human", reason=reason)  # fmt: skip
+            self.counts["rejections"] += 1
+        output, extra = output_of(p)
+        out = {"type": "function_call_output", "call_id": item["call_id"], "output": output}
+        st.tail = self.add(f"{pid}:output", st.tail, "item", item=out, **extra)
+        child = child_of(p, self.children.get(seg.session.id, {})) if item["name"] == "task" else ""
+        if child:
+            self.spawned.setdefault(child, item["call_id"])
+            st.tail = self.add(f"{pid}:link", st.tail, "link", rel="subsession", session=child,
+                               call_id=item["call_id"])  # fmt: skip
+
+    def response(
+        self, st: State, m: Message, rid: str, finish: JSON, start: JSON
+    ) -> dict[str, JSON]:
+        """The ``response`` of one step: its step-finish's usage, else (no step-finish in the
+        whole message) the message's own tokens."""
+        body: dict[str, JSON] = {"response_id": rid, "status": "completed"}
+        if model_of(m.info):
+            body["model"] = model_of(m.info)
+        has_finish = any(p.get("type") == "step-finish" for p in m.parts)
+        tokens = finish.get("tokens") if finish else None if has_finish else m.info.get("tokens")
+        if (u := usage(tokens)) is not None:
+            body["usage"] = u
+            st.tokens = tokens_total(tokens)
+        if finish is None:
+            body |= {"status": "incomplete", "incomplete": {"reason": "interrupted"}}
+        elif finish.get("reason") == "length":
+            body |= {"status": "incomplete", "incomplete": {"reason": "max_output_tokens"}}
+        if finish is not None:
+            body |= {f"opencode:{k}": finish[k] for k in ("reason", "cost", "tokens", "snapshot")
+                     if k in finish}  # fmt: skip
+        if isinstance(start, dict) and "snapshot" in start:
+            body["opencode:start_snapshot"] = start["snapshot"]
+        self.counts["responses"] += 1
+        st.tail = self.add(rid, st.tail, "response", **body)
+        return self.raws[-1]
+
+    def failed(self, st: State, m: Message, error: dict[str, JSON], last: dict[str, JSON]) -> None:
+        """An assistant error: on the message's last response, an outcome that does not pass,
+        and for an abort the run's end."""
+        name = str(error.get("name") or "error")
+        data = obj(error.get("data"))
+        last["status"] = "cancelled" if name == ABORTED else "failed"
+        last["error"] = {"code": name, "message": str(data.get("message") or name)}
+        last.pop("incomplete", None)
+        target = st.tail
+        st.tail = self.add(f"{m.id}:outcome", st.tail, "outcome", kind="custom", target=target,
+                           **{"pass": False}, label="opencode:error", details=error)  # fmt: skip
+        self.counts[f"errors/{name}"] += 1
+        if name == ABORTED:
+            pending = [
+                str(p.get("callID") or p["id"])
+                for p in m.parts
+                if p.get("type") == "tool"
+                and (p.get("state") or {}).get("status") not in ("completed", "error")
+            ]
+            run = str(m.info.get("parentID") or m.id)
+            st.tail = self.add(f"{m.id}:run", st.tail, "run", run_id=run, phase="end",
+                               reason="aborted", pending=pending)  # fmt: skip
+
+
+def _is_request(m: Message) -> bool:
+    return m.role == "user" and any(p.get("type") == "compaction" for p in m.parts)

@@ -1,0 +1,218 @@
+"""The OpenCode SQLite database, v1.2 and later 1.x (specs/opencode.md §2): a project's
+sessions read in one snapshot.
+
+The tables ``project``, ``session``, ``message``, ``part`` and ``todo`` are read
+through ``snapshot.read_snapshot`` (read-only, no side files left, the writer
+never blocked); the secrets of ``session_share`` and ``control_account`` never
+are.  A 2.x database (``session_v2``, or ``session_message`` rows and no
+``message`` rows) is refused with a message: its shapes are not known yet (§1).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Any
+
+from trajset.schemas.session import Issue
+
+from ...errors import SessionReadError
+from ..base import note_read
+from ..snapshot import read_snapshot
+from .records import Message, StoredSession, as_ms, decoded, ordered, record
+
+JSON = Any
+SQLITE_MAGIC = b"SQLite format 3\x00"
+REQUIRED = {
+    "session": ("id", "project_id", "directory", "title", "time_created"),
+    "message": ("id", "session_id", "time_created", "data"),
+    "part": ("id", "message_id", "session_id", "data"),
+}
+#: session columns that become ``Session.Info`` members by name; the rest are kept as found
+_KNOWN = {"id", "project_id", "parent_id", "slug", "directory", "title", "version",
+          "share_url", "summary_additions", "summary_deletions", "summary_files",
+          "summary_diffs", "revert", "permission", "time_created", "time_updated",
+          "time_compacting", "time_archived"}  # fmt: skip
+Row = dict[str, JSON]
+
+
+def _tables(db: sqlite3.Connection) -> dict[str, set[str]]:
+    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {n: {c[1] for c in db.execute(f"PRAGMA table_info({json.dumps(n)})")} for n in names}
+
+
+def is_database(path: Path) -> bool:
+    """An OpenCode database, of any generation (a 2.x one is refused when read): a SQLite
+    file with its tables, or one named as OpenCode names them (a damaged one is then an
+    error row, not another kind of store)."""
+    try:
+        with path.open("rb") as fh:
+            if fh.read(16) != SQLITE_MAGIC:
+                return False
+        if path.name == "opencode.db" or fnmatch(path.name, "opencode-*.db"):
+            return True
+        tables = read_snapshot(path, _tables)
+    except (OSError, sqlite3.Error):
+        return False
+    return "session_v2" in tables or all(t in tables for t in REQUIRED)
+
+
+def check(db: sqlite3.Connection, path: Path) -> None:
+    """``SessionReadError`` for a 2.x database or a table or column the reader needs."""
+    tables = _tables(db)
+    later = "session_v2" in tables or (
+        "session_message" in tables
+        and db.execute("SELECT 1 FROM session_message LIMIT 1").fetchone() is not None
+        and db.execute("SELECT 1 FROM message LIMIT 1").fetchone() is None
+    )
+    if later:
+        raise SessionReadError(
+            "an OpenCode 2.x database (session_v2 / session_message): trajset reads the 1.x "
+            "tables (session, message, part) only, so nothing of it was exported; the JSON "
+            "files beside it, if any, are read",
+            rule="unsupported", source=str(path),
+        )  # fmt: skip
+    for table, columns in REQUIRED.items():
+        missing = [c for c in columns if c not in tables.get(table, set())]
+        if missing:
+            raise SessionReadError(
+                f"not an OpenCode 1.x database: table {table!r} lacks {', '.join(missing)}",
+                rule="format", source=str(path),
+            )  # fmt: skip
+
+
+def projects(path: Path) -> list[str]:
+    """The project ids the database holds sessions of."""
+
+    def read(db: sqlite3.Connection) -> list[str]:
+        check(db, path)
+        return [str(r[0]) for r in db.execute("SELECT DISTINCT project_id FROM session ORDER BY 1")]
+
+    return read_snapshot(path, read)
+
+
+def session_ids(path: Path, project: str) -> list[str]:
+    def read(db: sqlite3.Connection) -> list[str]:
+        q = "SELECT id FROM session WHERE project_id = ? ORDER BY time_created, id"
+        return [str(r[0]) for r in db.execute(q, (project,))]
+
+    return read_snapshot(path, read)
+
+
+def _rows(db: sqlite3.Connection, sql: str, args: tuple[JSON, ...]) -> list[Row]:
+    cur = db.execute(sql, args)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur]
+
+
+def _snapshot(path: Path, project: str) -> dict[str, list[Row]]:
+    """Every row of the project the reader uses, read in one transaction."""
+
+    def read(db: sqlite3.Connection) -> dict[str, list[Row]]:
+        check(db, path)
+        p, of = (project,), "JOIN session s ON s.id = {}.session_id WHERE s.project_id = ?"
+        out = {
+            "project": _rows(db, "SELECT * FROM project WHERE id = ?", p)
+            if "project" in _tables(db) else [],
+            "session": _rows(db, "SELECT * FROM session WHERE project_id = ? "
+                             "ORDER BY time_created, id", p),
+            "message": _rows(db, "SELECT m.id, m.session_id, m.time_created, m.data FROM "
+                             f"message m {of.format('m')} ORDER BY m.session_id, m.id", p),
+            "part": _rows(db, "SELECT t.id, t.message_id, t.session_id, t.data FROM part t "
+                          f"{of.format('t')} ORDER BY t.message_id, t.id", p),
+            "todo": [],
+        }  # fmt: skip
+        if "todo" in _tables(db):
+            out["todo"] = _rows(db, f"SELECT x.* FROM todo x {of.format('x')} ORDER BY "
+                                "x.session_id, x.position", p)  # fmt: skip
+        return out
+
+    rows = read_snapshot(path, read)
+    note_read(f"{path}#{project}", json.dumps(rows, sort_keys=True, default=repr).encode())
+    return rows
+
+
+def read_project(path: Path, project: str) -> tuple[Row, list[StoredSession]]:
+    """The project's row (as ``Project.Info``) and its sessions; ``SessionReadError`` when
+    the database cannot be read."""
+    try:
+        rows = _snapshot(path, project)
+    except sqlite3.Error as exc:
+        raise SessionReadError(
+            f"the database cannot be read ({exc}); nothing of it was exported",
+            rule="io", source=str(path),
+        ) from None  # fmt: skip
+    sessions = {r["id"]: _session(path, r) for r in rows["session"]}
+    messages: dict[str, Message] = {}
+    for r in rows["message"]:
+        s = sessions.get(r["session_id"])
+        if s is None:
+            continue
+        data = decoded(r["data"], f"message {r['id']}", str(path), s.issues)
+        if data is not None:
+            m = Message(str(r["id"]), as_ms(r["time_created"]), record(data, str(r["id"])))
+            messages[m.id] = m
+            s.messages.append(m)
+    for r in rows["part"]:
+        s = sessions.get(r["session_id"])
+        if s is None:
+            continue
+        data = decoded(r["data"], f"part {r['id']}", str(path), s.issues)
+        if data is None:
+            continue
+        part = record(data, str(r["id"]))
+        owner = messages.get(r["message_id"])
+        (owner.parts if owner is not None else s.orphans).append(part)
+    todos: dict[str, list[JSON]] = defaultdict(list)
+    for r in rows["todo"]:
+        todos[str(r.get("session_id"))].append(
+            {k: v for k, v in r.items() if k not in ("session_id", "time_created", "time_updated")}
+        )
+    for s in sessions.values():
+        s.messages = ordered(s.messages)
+        s.todos = todos.get(s.id, [])
+    return (rows["project"][0] if rows["project"] else {}), list(sessions.values())
+
+
+def _json_column(row: Row, name: str, issues: list[Issue], source: str) -> JSON:
+    text = row.get(name)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError) as exc:
+        issues.append(Issue("bad_json", None, f"session {row['id']}: column {name} is not "
+                            f"JSON ({exc}); kept as text", source))  # fmt: skip
+        return text
+
+
+def _session(path: Path, row: Row) -> StoredSession:
+    """A ``session`` row as the ``Session.Info`` OpenCode builds from it (``fromRow``)."""
+    sid = str(row["id"])
+    s = StoredSession(sid, {}, [], f"{path}#{sid}", "database")
+    info: Row = {"id": sid, "projectID": row["project_id"], "directory": row["directory"],
+                 "title": row["title"], "version": row.get("version")}  # fmt: skip
+    for column, member in (("slug", "slug"), ("parent_id", "parentID")):
+        if row.get(column):
+            info[member] = row[column]
+    if row.get("share_url"):
+        info["share"] = {"url": row["share_url"]}
+    if any(row.get(f"summary_{k}") is not None for k in ("additions", "deletions", "files")):
+        info["summary"] = {k: row.get(f"summary_{k}") for k in ("additions", "deletions", "files")}
+        if row.get("summary_diffs") is not None:
+            info["summary"]["diffs"] = _json_column(row, "summary_diffs", s.issues, str(path))
+    for name in ("revert", "permission"):
+        if row.get(name) is not None:
+            info[name] = _json_column(row, name, s.issues, str(path))
+    info["time"] = {"created": row["time_created"], "updated": row.get("time_updated")}
+    for k in ("compacting", "archived"):
+        if row.get(f"time_{k}") is not None:
+            info["time"][k] = row[f"time_{k}"]
+    later = {k: v for k, v in row.items() if k not in _KNOWN and v is not None}
+    if later:
+        info["opencode:columns"] = later
+    s.info = info
+    return s

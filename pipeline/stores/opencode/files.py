@@ -1,0 +1,129 @@
+"""The OpenCode JSON store, v0.6 to v1.1.65 (specs/opencode.md §1): ``storage/`` files.
+
+``session/<project>/<session>.json``, ``message/<session>/<message>.json`` and
+``part/<message>/<part>.json``, each id taken from its file name (as OpenCode's
+own migration does), plus ``project/<project>.json`` and ``todo/<session>.json``.
+Files are written in place, not atomically, so a crash leaves a cut file: each
+that does not read is one issue naming it, and the rest of its session is read.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trajset.schemas.session import Issue
+
+from ...errors import SessionReadError
+from ..base import read_input
+from .records import Message, StoredSession, as_ms, decoded, obj, ordered, record
+
+JSON = Any
+#: the folders of ``storage/`` that hold conversation records
+KINDS = ("session", "message", "part", "project", "todo")
+
+
+def is_storage(path: Path) -> bool:
+    """A ``storage/`` folder: ``session/`` beside ``message/`` or ``project/``."""
+    return (path / "session").is_dir() and any((path / d).is_dir() for d in ("message", "project"))
+
+
+def _json_names(folder: Path) -> list[Path]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(Path(e.path) for e in it if e.name.endswith(".json") and e.is_file())
+    except OSError:
+        return []
+
+
+def projects(storage: Path) -> list[str]:
+    try:
+        with os.scandir(storage / "session") as it:
+            return sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def project_files(storage: Path, project: str) -> list[Path]:
+    """Every file of the project's sessions, in a stable order."""
+    out = [storage / "project" / f"{project}.json"]
+    out = [p for p in out if p.is_file()]
+    for s in _json_names(storage / "session" / project):
+        out.append(s)
+        for m in _json_names(storage / "message" / s.stem):
+            out.append(m)
+            out.extend(_json_names(storage / "part" / m.stem))
+        todo = storage / "todo" / f"{s.stem}.json"
+        if todo.is_file():
+            out.append(todo)
+    return out
+
+
+@dataclass
+class Layout:
+    """The files of one session, by what they hold."""
+
+    session: Path
+    messages: dict[str, Path] = field(default_factory=dict)
+    parts: dict[str, list[Path]] = field(default_factory=dict)
+    todo: Path | None = None
+
+
+def layouts(files: list[Path]) -> tuple[Path | None, dict[str, Layout]]:
+    """(the project file, session id -> its files) of a unit's JSON files."""
+    project: Path | None = None
+    sessions: dict[str, Layout] = {}
+    owner: dict[str, str] = {}  # message id -> session id
+    for f in files:
+        kind = f.parent.name if f.parent.name in ("project", "todo") else f.parent.parent.name
+        if kind == "project":
+            project = f
+        elif kind == "session":
+            sessions[f.stem] = Layout(f)
+        elif kind == "message" and f.parent.name in sessions:
+            sessions[f.parent.name].messages[f.stem] = f
+            owner[f.stem] = f.parent.name
+        elif kind == "part" and f.parent.name in owner:
+            sessions[owner[f.parent.name]].parts.setdefault(f.parent.name, []).append(f)
+        elif kind == "todo" and f.stem in sessions:
+            sessions[f.stem].todo = f
+    return project, sessions
+
+
+def _load(path: Path, what: str, issues: list[Issue], of: type | tuple[type, ...] = dict) -> JSON:
+    try:
+        data = read_input(path)
+    except SessionReadError as exc:
+        issues.append(Issue("io", None, f"{what}: {exc.message}", str(path)))
+        return None
+    return decoded(data, what, str(path), issues, of)
+
+
+def read_project_file(path: Path | None) -> dict[str, JSON]:
+    return (_load(path, "project file", []) or {}) if path else {}
+
+
+def read_session(sid: str, layout: Layout) -> StoredSession:
+    """One session from its files; a file that does not read is an issue naming it."""
+    s = StoredSession(sid, {}, [], str(layout.session), "json")
+    info = _load(layout.session, "session file", s.issues)
+    s.info = {**(info or {}), "id": sid}
+    for mid, path in layout.messages.items():
+        data = _load(path, f"message {mid}", s.issues)
+        parts = [
+            record(p, f.stem)
+            for f in layout.parts.get(mid, [])
+            if (p := _load(f, f"part {f.stem}", s.issues)) is not None
+        ]
+        if data is None:
+            s.orphans.extend(parts)
+            continue
+        time = obj(data.get("time"))
+        s.messages.append(Message(mid, as_ms(time.get("created")), record(data, mid), parts))
+    s.messages = ordered(s.messages)
+    if layout.todo is not None:
+        todos = _load(layout.todo, "todo file", s.issues, (list, dict))
+        s.todos = todos if isinstance(todos, list) else [todos] if todos is not None else []
+    return s
