@@ -237,16 +237,18 @@ def read_input(path: Path) -> bytes:
         raise SessionReadError(
             f"cannot read file: {exc.strerror}", rule="io", source=str(path)
         ) from None
-    note_read(str(path), data)
+    if _READ.get() is not None:
+        note_read(str(path), ("sha256:" + hashlib.sha256(data).hexdigest(), len(data)))
     return data
 
 
-def note_read(name: str, data: bytes) -> None:
-    """Record what a reader read under ``name`` while ``recording_reads`` holds: a file
-    (``read_input`` does it), or rows of a database it names ``<db>#<key>``."""
+def note_read(name: str, fingerprint: tuple[str, int]) -> None:
+    """Record what a reader read under ``name`` (its ``sha256:`` digest and size) while
+    ``recording_reads`` holds: a file (``read_input`` does it), or rows of a database it
+    names ``<db>#<key>``."""
     seen = _READ.get()
     if seen is not None:
-        seen[name] = ("sha256:" + hashlib.sha256(data).hexdigest(), len(data))
+        seen[name] = fingerprint
 
 
 #: (fingerprint, size) of each file ``read_input`` read, while ``recording_reads`` holds

@@ -10,6 +10,7 @@ are.  A 2.x database (``session_v2``, or ``session_message`` rows and no
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections import defaultdict
@@ -131,8 +132,21 @@ def _snapshot(path: Path, project: str) -> dict[str, list[Row]]:
         return out
 
     rows = read_snapshot(path, read)
-    note_read(f"{path}#{project}", json.dumps(rows, sort_keys=True, default=repr).encode())
+    note_read(f"{path}#{project}", _fingerprint(rows))
     return rows
+
+
+def _fingerprint(rows: dict[str, list[Row]]) -> tuple[str, int]:
+    """(``sha256:`` of every value the rows hold, in order, and their size)."""
+    digest, size = hashlib.sha256(), 0
+    for table in sorted(rows):
+        for row in rows[table]:
+            for v in row.values():
+                text = v if isinstance(v, str) else f"\x00{v!r}"  # None is not "None"
+                data = text.encode("utf-8", "surrogatepass")
+                digest.update(b"%d:" % len(data) + data)
+                size += len(data)
+    return "sha256:" + digest.hexdigest(), size
 
 
 def read_project(path: Path, project: str) -> tuple[Row, list[StoredSession]]:

@@ -14,7 +14,6 @@ messages hanging under the (resolved) last message it copied.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,7 +46,8 @@ class Tree:
 
 
 class _Signatures:
-    """Each message's comparable form, computed once and only when a comparison needs it."""
+    """Each message's comparable form, made once and only when a comparison needs it (compared
+    as values: a copy's parts are equal dicts, so nothing is serialised)."""
 
     def __init__(self) -> None:
         self.memo: dict[tuple[str, int], tuple[JSON, ...]] = {}
@@ -56,11 +56,11 @@ class _Signatures:
         key = (s.id, i)
         if key not in self.memo:
             m = s.messages[i]
-            parts = tuple(
-                json.dumps({k: v for k, v in p.items() if k not in ID_KEYS}, sort_keys=True,
-                           ensure_ascii=False, default=str)
-                for p in m.parts if p.get("type") not in BOOKKEEPING
-            )  # fmt: skip
+            parts = [
+                {k: v for k, v in p.items() if k not in ID_KEYS}
+                for p in m.parts
+                if p.get("type") not in BOOKKEEPING
+            ]
             self.memo[key] = (m.role, m.created, parts)
         return self.memo[key]
 
@@ -74,18 +74,19 @@ class _Signatures:
 def trees(sessions: list[StoredSession]) -> list[Tree]:
     """The project's trees, oldest first: every fork copy merged into its source's."""
     sig = _Signatures()
-    by_first: dict[tuple[JSON, ...], list[StoredSession]] = defaultdict(list)
+    by_first: dict[tuple[str, int], list[StoredSession]] = defaultdict(list)  # (role, time)
     tree_of: dict[str, Tree] = {}
     segment_of: dict[str, Segment] = {}
     out: list[Tree] = []
     for s in sorted(sessions, key=lambda s: (s.created, s.id)):
         source, k = None, 0
         if s.messages and not s.parent:
-            for c in by_first.get(sig.of(s, 0), []):
+            first = (s.messages[0].role, s.messages[0].created)
+            for c in by_first.get(first, []):
                 n = sig.common(s, c)
-                if n >= k:  # the newest source of the longest copy
+                if n and n >= k:  # the newest source of the longest copy
                     source, k = c, n
-            by_first[sig.of(s, 0)].append(s)
+            by_first[first].append(s)
         if source is None:
             tree = Tree(s, [Segment(s)])
             out.append(tree)
