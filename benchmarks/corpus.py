@@ -7,6 +7,7 @@
     python benchmarks/corpus.py corpus /tmp/cx --format codex --sessions 200 --tool-output-kb 36
     python benchmarks/corpus.py corpus /tmp/gx --format gemini-cli --sessions 200 --tool-output-kb 36
     python benchmarks/corpus.py corpus /tmp/px --format pi --sessions 200 --tool-output-kb 36
+    python benchmarks/corpus.py corpus /tmp/ox --format opencode --sessions 200 --tool-output-kb 36
 
 The sample store is committed as package data; ``tests/test_sample_store.py``
 checks that it still equals what ``build_sample_store`` writes.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import importlib
 import random
 import shutil
 import sys
@@ -489,8 +491,8 @@ def main() -> None:
         "--tool-output-kb", type=float, default=0, help="mean tool output size (0: a few lines)"
     )
     ap.add_argument(
-        "--format", choices=["agentsession", "einox", "codex", "gemini-cli", "pi"], default="agentsession",
-        help="store kind of the corpus (einox_, codex_, gemini_ or pi_corpus.py)",
+        "--format", choices=["agentsession", *OTHERS], default="agentsession",
+        help="store kind of the corpus (einox_, codex_, gemini_, pi_ or opencode_corpus.py)",
     )  # fmt: skip
     ap.add_argument(
         "--compact-every", type=int, default=0,
@@ -518,23 +520,21 @@ def main() -> None:
         print(f"{size} bytes")
 
 
+#: store kind -> (module, builder) of the other store kinds' corpora
+OTHERS = {
+    "einox": ("einox_corpus", "build_einox_corpus"),
+    "codex": ("codex_corpus", "build_codex_corpus"),
+    "gemini-cli": ("gemini_corpus", "build_gemini_corpus"),
+    "pi": ("pi_corpus", "build_pi_corpus"),
+    "opencode": ("opencode_corpus", "build_opencode_corpus"),
+}
+
+
 def _other(kind: str) -> Any:
-    """The builder of another store kind (its module imports this one's text makers)."""
-    if kind == "einox":
-        from einox_corpus import build_einox_corpus
-
-        return build_einox_corpus
-    if kind == "codex":
-        from codex_corpus import build_codex_corpus
-
-        return build_codex_corpus
-    if kind == "gemini-cli":
-        from gemini_corpus import build_gemini_corpus
-
-        return build_gemini_corpus
-    from pi_corpus import build_pi_corpus
-
-    return build_pi_corpus
+    """The builder of another store kind (imported when asked: its module imports
+    ``texts.py``, as this one does)."""
+    module, name = OTHERS[kind]
+    return getattr(importlib.import_module(module), name)
 
 
 if __name__ == "__main__":
