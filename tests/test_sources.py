@@ -17,6 +17,8 @@ from trajset.pipeline.sources import local_sources
 from trajset.pipeline.stores import READERS, Location, option_help
 
 UPSTREAM = Path(__file__).parent / "data" / "upstream"
+#: the store kinds with a default location, each laid out by ``_home``
+LOCAL = {"agentsession", "claude-code", "einox", "codex", "gemini-cli", "pi", "opencode"}
 
 
 def _home(root: Path) -> Path:
@@ -35,11 +37,7 @@ def test_every_reader_with_a_default_location_is_found_under_home(tmp_path: Path
     home = _home(tmp_path / "home")
     found = {s.kind: s for s in local_sources({"HOME": str(home)})}
     with_locations = {k for k, r in READERS.items() if r.locations}
-    assert (
-        set(found)
-        == with_locations
-        == {"agentsession", "claude-code", "einox", "codex", "gemini-cli", "pi", "opencode"}
-    )
+    assert set(found) == with_locations == LOCAL
     assert found["agentsession"].sessions == 6 and found["agentsession"].bytes > 0
     assert found["claude-code"].path == home / ".claude" / "projects"
     assert all(s.sessions > 0 and not s.problem for s in found.values())
@@ -63,28 +61,12 @@ def test_sources_lists_each_store_and_export_all_local_exports_them(
     listed = CliRunner().invoke(app, ["sources", "--json"])
     assert listed.exit_code == 0, listed.output
     rows = [json.loads(line) for line in listed.stdout.splitlines()]
-    assert {r["kind"] for r in rows} == {
-        "agentsession",
-        "claude-code",
-        "einox",
-        "codex",
-        "gemini-cli",
-        "pi",
-        "opencode",
-    }
+    assert {r["kind"] for r in rows} == LOCAL
     out = tmp_path / "out"
     run = CliRunner().invoke(app, ["export", "--all-local", "--out", str(out), "--quiet"])
     assert run.exit_code == 0, run.output
     formats = {r["source_format"] for r in pq.read_table(out / "data" / "trajectories").to_pylist()}
-    assert formats == {
-        "agentsession",
-        "claude-code",
-        "einox",
-        "codex",
-        "gemini-cli",
-        "pi",
-        "opencode",
-    }
+    assert formats == LOCAL
 
 
 def test_all_local_with_nothing_found_says_where_it_looked(

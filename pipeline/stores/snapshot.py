@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from ..errors import SessionReadError
+
 T = TypeVar("T")
 
 
@@ -71,3 +73,18 @@ def read_snapshot(path: Path, read: Callable[[sqlite3.Connection], T]) -> T:
 def _unchanged(path: Path, wal: Path, before: tuple[int, int, int]) -> bool:
     """No writer came meanwhile: still no ``-wal``, the same file, size and time."""
     return not os.path.lexists(wal) and _stat(path) == before
+
+
+def unlisted(path: Path, probe: Callable[[Path], object]) -> SessionReadError:
+    """Why a database whose units could not be listed at discovery is not read: ``probe``
+    (what listed them) fails again, or the file changed in between."""
+    try:
+        probe(path)
+    except sqlite3.DatabaseError as exc:
+        return SessionReadError(
+            f"the database cannot be read ({exc}); nothing of it was exported",
+            rule="io", source=str(path),
+        )  # fmt: skip
+    return SessionReadError(
+        "the database changed while it was read; export it again", rule="io", source=str(path)
+    )

@@ -21,7 +21,7 @@ from trajset.schemas.session import Session
 from ..errors import SessionReadError, UsageError
 from .agentsession import read_session_text
 from .base import Loaded, Reader, Reads, Unit, UnitOptions
-from .snapshot import read_snapshot
+from .snapshot import read_snapshot, unlisted
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: what the reader needs of the schema
@@ -111,17 +111,7 @@ class SqliteReader(Reader):
     def load(self, unit: Unit) -> Loaded:
         path = Path(unit.files[0])
         if not unit.key:  # the database did not list its sessions
-            try:
-                _session_ids(path)
-            except sqlite3.DatabaseError as exc:
-                raise SessionReadError(
-                    f"the database cannot be read ({exc}); nothing of it was exported",
-                    rule="io", source=str(path),
-                ) from None  # fmt: skip
-            raise SessionReadError(
-                "the database changed while it was read; export it again",
-                rule="io", source=str(path),
-            )  # fmt: skip
+            raise unlisted(path, _session_ids)
         return [read_sqlite_session(path, unit.key)]
 
     def session_ids(self, unit: Unit) -> list[str]:

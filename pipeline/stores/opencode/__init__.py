@@ -25,6 +25,7 @@ from trajset.schemas.session import Session
 from ...errors import SessionReadError
 from ..base import Loaded, Location, Reader, Reads, Unit, UnitOptions, converted_session
 from ..base import recording_reads as _recording
+from ..snapshot import unlisted
 from . import database, files
 from .branches import write
 from .convert import ts_of
@@ -89,7 +90,7 @@ class OpenCodeReader(Reader):
 
     def load(self, unit: Unit) -> Loaded:
         if not unit.key:
-            _refused(Path(unit.files[0]))
+            raise unlisted(Path(unit.files[0]), database.projects)
         stored, errors = _stored(unit)
         out: Loaded = list(errors)
         children: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)
@@ -143,20 +144,6 @@ class OpenCodeReader(Reader):
 
 def _is_db(name: str) -> bool:
     return not name.endswith((".json", *_SIDE))
-
-
-def _refused(db: Path) -> None:
-    """Why a database did not list its projects (always raises ``SessionReadError``)."""
-    try:
-        database.projects(db)
-    except sqlite3.Error as exc:
-        raise SessionReadError(
-            f"the database cannot be read ({exc}); nothing of it was exported",
-            rule="io", source=str(db),
-        ) from None  # fmt: skip
-    raise SessionReadError(
-        "the database changed while it was read; export it again", rule="io", source=str(db)
-    )
 
 
 def _stored(unit: Unit) -> tuple[list[StoredSession], list[SessionReadError]]:
