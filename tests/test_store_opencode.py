@@ -384,3 +384,23 @@ def test_inspect_convert_and_the_round_trip(tmp_path: Path) -> None:
 def test_every_unit_loads_without_an_error() -> None:
     for unit in discover([SQLITE]):
         assert all(isinstance(s, Session) for s in load_unit(unit))
+
+
+def test_the_data_folders_other_contents_are_one_skipped_row_each(tmp_path: Path) -> None:
+    """Snapshots (bare git repositories), logs and diffs are named once each, not walked."""
+    home = shutil.copytree(SQLITE, tmp_path / "opencode")
+    objects = home / "snapshot" / "56a86b29" / "objects"
+    for i in range(40):
+        (objects / f"{i:02x}").mkdir(parents=True)
+        (objects / f"{i:02x}" / "0123456789").write_bytes(b"x")
+    (home / "log").mkdir()
+    (home / "log" / "2026-02-17.log").write_text("INFO started\n")
+    (home / "auth.json").write_text("{}")
+    out = export(home, tmp_path / "out")
+    skipped = json.loads((out / "manifest.json").read_text())["skipped"]
+    assert [(Path(s["path"]).relative_to(home).as_posix(), s["reason"]) for s in skipped] == [
+        ("auth.json", "not a session file of this store"),
+        ("log", "OpenCode's logs, not sessions; not read"),
+        ("snapshot", "OpenCode's file snapshots (git repositories), not sessions; not read"),
+        ("storage/session_diff", "OpenCode's per-session diffs, not sessions; not read"),
+    ]

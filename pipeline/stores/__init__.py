@@ -163,21 +163,32 @@ def skipped_paths(stores: Iterable[Path], units: Iterable[Unit]) -> list[tuple[s
     """Every path below a folder store that no unit reads, with the reason: files of another
     kind (notes, a writer's lock file, a database beside session files), links not
     followed into folders, and folders that cannot be listed.  Sorted, so the manifest that
-    lists them does not depend on the order in which the file system lists files."""
+    lists them does not depend on the order in which the file system lists files.  A folder
+    a reader calls foreign (``Reader.foreign_folders``) is one row, and not walked."""
+    units = list(units)
     read = {os.path.abspath(f) for u in units for f in (reader_for(u.kind).inputs(u) or u.files)}
+    kinds = sorted({u.kind for u in units})
     skipped: list[tuple[str, str]] = []
     for store in stores:
         if not store.is_dir():
             continue
+        foreign = {
+            os.path.abspath(p): why
+            for k in kinds
+            for p, why in READERS[k].foreign_folders(store).items()
+        }
 
         def unreadable(exc: OSError) -> None:
             skipped.append((str(exc.filename), f"folder cannot be read: {exc.strerror or exc}"))
 
         for folder, dirs, files in os.walk(store, onerror=unreadable):
-            for name in dirs:
+            for name in list(dirs):
                 p = os.path.join(folder, name)
                 if os.path.islink(p):
                     skipped.append((p, "a link to a folder; not followed"))
+                elif os.path.abspath(p) in foreign:
+                    skipped.append((p, f"{foreign[os.path.abspath(p)]}; not read"))
+                    dirs.remove(name)
             for name in files:
                 p = os.path.join(folder, name)
                 if os.path.abspath(p) not in read:

@@ -189,6 +189,12 @@ class Reader:
         (rows of a shared database)."""
         return unit.files
 
+    def foreign_folders(self, store: Path) -> dict[str, str]:
+        """Folders below ``store`` that hold, by the store's layout, data other than sessions,
+        each with what they hold: reported once as skipped and not walked (a data folder's
+        snapshots and logs).  Empty: every file below the store is looked at."""
+        return {}
+
     def fingerprint(self, unit: Unit, read: Reads | None = None) -> tuple[str, int]:
         """(``sha256:<hex>`` of the unit's inputs, bytes read), or ("", 0) when they cannot
         be read: what ``--mode resume`` compares and the manifest's ``inputs`` show.  A unit

@@ -36,6 +36,11 @@ JSON = Any
 PAYLOAD = "openresponses/2026-04-24"
 DB_NAME = "opencode.db"
 _SIDE = ("-wal", "-shm")
+#: folders of the data folder and of ``storage/`` that hold no conversation (spec §1)
+DATA_DIR = {"snapshot": "file snapshots (git repositories)", "log": "logs", "bin": "tools",
+            "plans": "plans"}  # fmt: skip
+STORAGE = {"session_diff": "per-session diffs", "session_share": "share links",
+           "permission": "approved permissions"}  # fmt: skip
 
 
 def _databases(folder: Path) -> list[Path]:
@@ -122,6 +127,21 @@ class OpenCodeReader(Reader):
 
     def inputs(self, unit: Unit) -> tuple[str, ...] | None:
         return None if any(_is_db(f) for f in unit.files) else unit.files
+
+    def foreign_folders(self, store: Path) -> dict[str, str]:
+        """The data folder's and ``storage/``'s folders that hold no conversation."""
+        dbs, storage = _layout(store) if store.is_dir() else ([], None)
+        folders: list[tuple[Path, dict[str, str]]] = []
+        if dbs or (storage is not None and storage != store):  # a data folder
+            folders = [(store, DATA_DIR), (storage or store / "storage", STORAGE)]
+        elif storage is not None:
+            folders = [(storage, STORAGE)]
+        found = {
+            str(base / d): f"OpenCode's {what}, not sessions"
+            for base, names in folders
+            for d, what in names.items()
+        }
+        return {p: why for p, why in found.items() if os.path.isdir(p)}
 
     def fingerprint(self, unit: Unit, read: Reads | None = None) -> tuple[str, int]:
         """Of what the unit's load reads: its project's rows in each database and the JSON
