@@ -278,17 +278,18 @@ def _change_a_row(reader: Reader, unit: Unit) -> Callable[[], None]:
 
 
 def _change_a_part(reader: Reader, unit: Unit) -> Callable[[], None]:
-    """One byte of a part row of the unit's project changed in the OpenCode database (a byte
+    """One byte of a part row of the unit's sessions changed in the OpenCode database (a byte
     of a file when the unit is JSON files only)."""
     import sqlite3
 
     if reader.inputs(unit) is not None:
         return _flip_a_byte(reader, unit)
+    sessions = reader.session_ids(unit)
     with sqlite3.connect(unit.files[0]) as db:
         pid, data = db.execute(
-            "SELECT p.id, p.data FROM part p JOIN session s ON s.id = p.session_id "
-            "WHERE s.project_id = ? ORDER BY p.id LIMIT 1",
-            (unit.key,),
+            f"SELECT id, data FROM part WHERE session_id IN ({','.join('?' * len(sessions))}) "
+            "ORDER BY id LIMIT 1",
+            sessions,
         ).fetchone()
         db.execute("UPDATE part SET data = ? WHERE id = ?", (data.replace('"', ' "', 1), pid))
 

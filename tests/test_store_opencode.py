@@ -49,8 +49,14 @@ def _rows(sql: str, *args: Any) -> list[tuple[Any, ...]]:
 def test_detection_units_and_the_default_location(tmp_path: Path) -> None:
     for path in (SQLITE, DB, LEGACY, LEGACY / "storage"):
         assert detect_kind(path) == "opencode", path
-    assert [u.key for u in discover([SQLITE])] == ["56a86b29df7e04f91b34f4597147578783f1d5d9",
-                                                   "global"]  # fmt: skip
+    wordfreq = "56a86b29df7e04f91b34f4597147578783f1d5d9"
+    assert [u.key for u in discover([SQLITE])] == [  # a fork with its source, a subagent with
+        f"{wordfreq} ses_394a2bd3fffeglkjhJVjlGE38T",  # its parent, each other session alone
+        f"{wordfreq} ses_394be347fffeS7akXJOS8rqwRa",
+        f"{wordfreq} ses_394f522ffffeCm04BUqfoQSP0W,ses_394f5135fffedkCCnJHwRkl0ok",
+        f"{wordfreq} ses_3952c117fffeC61P4MEQsZkb6j,ses_395214877ffef7Q64mxmwLRS94",
+        "global ses_0000d818fffevH8diISnzD4xHQ",
+    ]
     [where] = reader_for("opencode").locations
     assert where.resolve({"HOME": "/h"}) == Path("/h/.local/share/opencode")
     assert where.resolve({"HOME": "/h", "XDG_DATA_HOME": "/x"}) == Path("/x/opencode")
@@ -278,18 +284,20 @@ def test_a_live_database_exports_a_consistent_snapshot_and_never_blocks_the_writ
     stop = tmp_path / "stop"
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(data / "opencode.db"), str(stop)],
                               stdout=subprocess.PIPE, text=True)  # fmt: skip
-    assert writer.stdout is not None and writer.stdout.readline().strip() == "started"
-    run = run_export([data], tmp_path / "out", ExportOptions(), RunOptions(workers=2))
-    [unit] = [u for u in discover([data]) if u.key == "global"]
-    for _ in range(60):
-        [session] = load_unit(unit)
-        assert isinstance(session, Session)
-        said = [c.get("text", "") for e in session.entries if e.type == "item"
-                for c in e.raw["item"].get("content") or [] if isinstance(c, dict)]  # fmt: skip
-        asked, answered = _turns(said)
-        assert asked == answered and len(asked) == 1, (asked, answered)
-    stop.touch()
-    rest, _ = writer.communicate(timeout=120)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "started"
+        run = run_export([data], tmp_path / "out", ExportOptions(), RunOptions(workers=2))
+        [unit] = [u for u in discover([data]) if u.key.startswith("global ")]
+        for _ in range(60):
+            [session] = load_unit(unit)
+            assert isinstance(session, Session)
+            said = [c.get("text", "") for e in session.entries if e.type == "item"
+                    for c in e.raw["item"].get("content") or [] if isinstance(c, dict)]  # fmt: skip
+            asked, answered = _turns(said)
+            assert asked == answered and len(asked) == 1, (asked, answered)
+    finally:
+        stop.touch()
+        rest, _ = writer.communicate(timeout=120)
     assert writer.returncode == 0 and rest.strip() == "done"  # never "database is locked"
     assert not run.errors
     [row] = [r for r in table(tmp_path / "out", "trajectories")

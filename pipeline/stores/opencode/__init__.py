@@ -2,7 +2,8 @@
 
 From v1.2 everything is in the SQLite ``opencode.db`` (``database.py``); before,
 in ``storage/`` JSON files (``files.py``), which the one-time migration leaves on
-disk.  A unit is one project, since forks and subagents never leave one.  The
+disk.  A unit is a few sessions of one project: those a fork copy or a subagent
+ties together (``forks.groups``, decided from their first messages).  The
 databases are read first (``opencode.db``, then any ``opencode-*.db`` channel
 database; a session already read is not read again), then the JSON sessions no
 database holds, so a migrated session is read once, from the database.  Fork
@@ -29,8 +30,8 @@ from ..snapshot import unlisted
 from . import database, files
 from .branches import write
 from .convert import ts_of
-from .forks import Tree, trees
-from .records import StoredSession
+from .forks import Tree, groups, trees
+from .records import Group, Overview, StoredSession
 
 JSON = Any
 PAYLOAD = "openresponses/2026-04-24"
@@ -74,28 +75,34 @@ class OpenCodeReader(Reader):
         return bool(dbs) or storage is not None
 
     def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
+        """A unit per group of sessions read together (``forks.groups``): the databases'
+        sessions first, then the JSON sessions no database holds."""
         dbs, storage = _layout(path)
         out: list[Unit] = []
         good: list[Path] = []
-        projects: set[str] = set()
+        seen: dict[str, Overview] = {}
         for db in dbs:
             try:
-                projects.update(database.projects(db))
-                good.append(db)
+                found = database.overview(db)
             except (SessionReadError, sqlite3.Error):
                 out.append(self.unit((str(db),), name=str(db)))  # its load says why
-        if storage is not None:
-            projects.update(files.projects(storage))
+                continue
+            good.append(db)
+            for o in found:
+                seen.setdefault(o.id, o)
+        for o in files.overview(storage) if storage is not None else []:
+            seen.setdefault(o.id, o)
         side = [f"{db}{s}" for db in good for s in _SIDE if os.path.lexists(f"{db}{s}")]
-        for p in sorted(projects):
-            json = files.project_files(storage, p) if storage is not None else []
+        ordered = sorted(seen.values(), key=lambda o: (o.created, o.id))
+        for g in sorted(groups(ordered), key=lambda g: (g.project, g.sessions[0])):
+            json = files.group_files(storage, g) if storage is not None else []
             names = (*map(str, good), *side, *map(str, json))
-            out.append(self.unit(names, key=p, name=f"{path}#{p}"))
+            out.append(self.unit(names, key=g.key, name=f"{path}#{g.project}/{g.sessions[0]}"))
         return out
 
     def load(self, unit: Unit) -> Loaded:
         if not unit.key:
-            raise unlisted(Path(unit.files[0]), database.projects)
+            raise unlisted(Path(unit.files[0]), database.overview)
         stored, errors = _stored(unit)
         out: Loaded = list(errors)
         children: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)
@@ -115,15 +122,7 @@ class OpenCodeReader(Reader):
         return out
 
     def session_ids(self, unit: Unit) -> list[str]:
-        if not unit.key:
-            return []
-        ids: list[str] = []
-        for f in unit.files:
-            if _is_db(f):
-                ids.extend(database.session_ids(Path(f), unit.key))
-            elif Path(f).parent.parent.name == "session":
-                ids.append(Path(f).stem)
-        return list(dict.fromkeys(ids))
+        return list(Group.of(unit.key).sessions) if unit.key else []
 
     def inputs(self, unit: Unit) -> tuple[str, ...] | None:
         return None if any(_is_db(f) for f in unit.files) else unit.files
@@ -168,6 +167,7 @@ def _is_db(name: str) -> bool:
 
 def _stored(unit: Unit) -> tuple[list[StoredSession], list[SessionReadError]]:
     """The project's sessions: each database's first, then the JSON sessions none holds."""
+    group = Group.of(unit.key)
     seen: dict[str, StoredSession] = {}
     errors: list[SessionReadError] = []
     project: dict[str, JSON] = {}
@@ -175,7 +175,7 @@ def _stored(unit: Unit) -> tuple[list[StoredSession], list[SessionReadError]]:
         if not _is_db(f):
             continue
         try:
-            row, sessions = database.read_project(Path(f), unit.key)
+            row, sessions = database.read_group(Path(f), group)
         except SessionReadError as exc:
             errors.append(exc)
             continue
@@ -187,6 +187,8 @@ def _stored(unit: Unit) -> tuple[list[StoredSession], list[SessionReadError]]:
                 seen[s.id] = s
     project_file, layouts = files.layouts([Path(f) for f in unit.files if f.endswith(".json")])
     for sid, layout in layouts.items():
+        if sid not in group.sessions:
+            continue
         if sid in seen:
             seen[sid].counts["json_copies_not_read"] += 1
         else:

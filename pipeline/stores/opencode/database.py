@@ -23,7 +23,7 @@ from trajset.schemas.session import Issue
 from ...errors import SessionReadError
 from ..base import note_read
 from ..snapshot import read_snapshot
-from .records import Message, StoredSession, as_ms, decoded, ordered, record
+from .records import Group, Message, Overview, StoredSession, as_ms, decoded, ordered, record
 
 JSON = Any
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -85,22 +85,29 @@ def check(db: sqlite3.Connection, path: Path) -> None:
             )  # fmt: skip
 
 
-def projects(path: Path) -> list[str]:
-    """The project ids the database holds sessions of."""
+def overview(path: Path) -> list[Overview]:
+    """Every session of the database with what its grouping needs (``records.Overview``),
+    oldest first, read in one snapshot."""
+    first = ("(SELECT m.{} FROM message m WHERE m.session_id = s.id "
+             "ORDER BY m.time_created, m.id LIMIT 1)")  # fmt: skip
 
-    def read(db: sqlite3.Connection) -> list[str]:
+    def read(db: sqlite3.Connection) -> list[Overview]:
         check(db, path)
-        return [str(r[0]) for r in db.execute("SELECT DISTINCT project_id FROM session ORDER BY 1")]
+        q = (f"SELECT s.id, s.project_id, s.parent_id, s.time_created, "
+             f"{first.format('time_created')}, {first.format('data')} FROM session s "
+             "ORDER BY s.time_created, s.id")  # fmt: skip
+        return [Overview(str(sid), str(project), str(parent or ""), _first(at, data), as_ms(made))
+                for sid, project, parent, made, at, data in db.execute(q)]  # fmt: skip
 
     return read_snapshot(path, read)
 
 
-def session_ids(path: Path, project: str) -> list[str]:
-    def read(db: sqlite3.Connection) -> list[str]:
-        q = "SELECT id FROM session WHERE project_id = ? ORDER BY time_created, id"
-        return [str(r[0]) for r in db.execute(q, (project,))]
-
-    return read_snapshot(path, read)
+def _first(created: JSON, data: JSON) -> tuple[str, int] | None:
+    """(role, creation ms) of a session's first message, from its row; None without one."""
+    if created is None:
+        return None
+    info = decoded(data, "", "", [])
+    return (str(info.get("role") or "") if isinstance(info, dict) else "", as_ms(created))
 
 
 def _rows(db: sqlite3.Connection, sql: str, args: tuple[JSON, ...]) -> list[Row]:
@@ -109,30 +116,31 @@ def _rows(db: sqlite3.Connection, sql: str, args: tuple[JSON, ...]) -> list[Row]
     return [dict(zip(names, r, strict=True)) for r in cur]
 
 
-def _snapshot(path: Path, project: str) -> dict[str, list[Row]]:
-    """Every row of the project the reader uses, read in one transaction."""
+def _snapshot(path: Path, unit: Group) -> dict[str, list[Row]]:
+    """Every row of the group's sessions the reader uses, read in one transaction."""
 
     def read(db: sqlite3.Connection) -> dict[str, list[Row]]:
         check(db, path)
-        p, of = (project,), "JOIN session s ON s.id = {}.session_id WHERE s.project_id = ?"
+        ids = (json.dumps(list(unit.sessions)),)
+        mine = "IN (SELECT value FROM json_each(?))"
         out = {
-            "project": _rows(db, "SELECT * FROM project WHERE id = ?", p)
+            "project": _rows(db, "SELECT * FROM project WHERE id = ?", (unit.project,))
             if "project" in _tables(db) else [],
-            "session": _rows(db, "SELECT * FROM session WHERE project_id = ? "
-                             "ORDER BY time_created, id", p),
-            "message": _rows(db, "SELECT m.id, m.session_id, m.time_created, m.data FROM "
-                             f"message m {of.format('m')} ORDER BY m.session_id, m.id", p),
-            "part": _rows(db, "SELECT t.id, t.message_id, t.session_id, t.data FROM part t "
-                          f"{of.format('t')} ORDER BY t.message_id, t.id", p),
+            "session": _rows(db, f"SELECT * FROM session WHERE id {mine} "
+                             "ORDER BY time_created, id", ids),
+            "message": _rows(db, "SELECT id, session_id, time_created, data FROM message "
+                             f"WHERE session_id {mine} ORDER BY session_id, id", ids),
+            "part": _rows(db, "SELECT id, message_id, session_id, data FROM part "
+                          f"WHERE session_id {mine} ORDER BY message_id, id", ids),
             "todo": [],
         }  # fmt: skip
         if "todo" in _tables(db):
-            out["todo"] = _rows(db, f"SELECT x.* FROM todo x {of.format('x')} ORDER BY "
-                                "x.session_id, x.position", p)  # fmt: skip
+            out["todo"] = _rows(db, f"SELECT * FROM todo WHERE session_id {mine} ORDER BY "
+                                "session_id, position", ids)  # fmt: skip
         return out
 
     rows = read_snapshot(path, read)
-    note_read(f"{path}#{project}", _fingerprint(rows))
+    note_read(f"{path}#{unit.key}", _fingerprint(rows))
     return rows
 
 
@@ -149,11 +157,11 @@ def _fingerprint(rows: dict[str, list[Row]]) -> tuple[str, int]:
     return "sha256:" + digest.hexdigest(), size
 
 
-def read_project(path: Path, project: str) -> tuple[Row, list[StoredSession]]:
-    """The project's row (as ``Project.Info``) and its sessions; ``SessionReadError`` when
-    the database cannot be read."""
+def read_group(path: Path, unit: Group) -> tuple[Row, list[StoredSession]]:
+    """The project's row and the group's sessions the database holds; ``SessionReadError``
+    when it cannot be read."""
     try:
-        rows = _snapshot(path, project)
+        rows = _snapshot(path, unit)
     except sqlite3.Error as exc:
         raise SessionReadError(
             f"the database cannot be read ({exc}); nothing of it was exported",

@@ -18,7 +18,7 @@ from trajset.schemas.session import Issue
 
 from ...errors import SessionReadError
 from ..base import read_input
-from .records import Message, StoredSession, as_ms, decoded, obj, ordered, record
+from .records import Group, Message, Overview, StoredSession, as_ms, decoded, obj, ordered, record
 
 JSON = Any
 #: the folders of ``storage/`` that hold conversation records
@@ -46,16 +46,39 @@ def projects(storage: Path) -> list[str]:
         return []
 
 
-def project_files(storage: Path, project: str) -> list[Path]:
-    """Every file of the project's sessions, in a stable order."""
-    out = [storage / "project" / f"{project}.json"]
+def overview(storage: Path) -> list[Overview]:
+    """Every session of the store with what its grouping needs: its session file and its
+    message files are read (a file that does not read is reported when its unit is)."""
+    out = []
+    for project in projects(storage):
+        for f in _json_names(storage / "session" / project):
+            info = obj(_load(f, "", []))
+            firsts = []
+            for m in _json_names(storage / "message" / f.stem):
+                data = obj(_load(m, "", []))
+                created = as_ms(obj(data.get("time")).get("created"))
+                firsts.append((created, m.stem, str(data.get("role") or "")))
+            head = min(firsts, default=None)
+            parent = info.get("parentID")
+            out.append(Overview(f.stem, project, parent if isinstance(parent, str) else "",
+                                (head[2], head[0]) if head else None,
+                                as_ms(obj(info.get("time")).get("created"))))  # fmt: skip
+    return out
+
+
+def group_files(storage: Path, group: Group) -> list[Path]:
+    """Every file of the group's sessions (and the project's file), in a stable order."""
+    out = [storage / "project" / f"{group.project}.json"]
     out = [p for p in out if p.is_file()]
-    for s in _json_names(storage / "session" / project):
+    for sid in group.sessions:
+        s = storage / "session" / group.project / f"{sid}.json"
+        if not s.is_file():
+            continue
         out.append(s)
-        for m in _json_names(storage / "message" / s.stem):
+        for m in _json_names(storage / "message" / sid):
             out.append(m)
             out.extend(_json_names(storage / "part" / m.stem))
-        todo = storage / "todo" / f"{s.stem}.json"
+        todo = storage / "todo" / f"{sid}.json"
         if todo.is_file():
             out.append(todo)
     return out

@@ -10,6 +10,11 @@ content, and a cut step-finish file must not hide a fork.  The largest k wins;
 between sources with the same k the newest, so each fork of a chain hangs on its
 own source.  A tree is a session and every fork merged into it, each fork's own
 messages hanging under the (resolved) last message it copied.
+
+``groups`` cuts a project into the sessions that must be read together, before
+anything but their first messages is read: those whose first messages could make
+them copies of each other (no parent, the same role and creation time), with
+their subagents' sessions, so a unit holds a few sessions, not a whole project.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .records import ID_KEYS, StoredSession
+from .records import ID_KEYS, Group, Overview, StoredSession
 
 JSON = Any
 BOOKKEEPING = frozenset({"step-start", "step-finish", "patch", "snapshot", "retry"})
@@ -105,3 +110,34 @@ def _resolve(segment_of: dict[str, Segment], session: StoredSession, i: int) -> 
     while i < seg.start and seg.source:
         seg = segment_of[seg.source]
     return seg.session.messages[i].id
+
+
+def groups(sessions: list[Overview]) -> list[Group]:
+    """The sessions (oldest first, each once) cut into groups: forks and sources (parentless,
+    the same first message role and time) and each session's subagents, transitively."""
+    leader: dict[str, str] = {s.id: s.id for s in sessions}
+
+    def find(x: str) -> str:
+        while leader[x] != x:
+            leader[x] = leader[leader[x]]
+            x = leader[x]
+        return x
+
+    def join(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            leader[max(ra, rb, key=order.__getitem__)] = min(ra, rb, key=order.__getitem__)
+
+    order = {s.id: i for i, s in enumerate(sessions)}
+    first: dict[tuple[str, str, int], str] = {}
+    for s in sessions:
+        if s.parent in leader:
+            join(s.id, s.parent)
+        elif s.first is not None and not s.parent:
+            key = (s.project, *s.first)
+            join(s.id, first.setdefault(key, s.id))
+    members: dict[str, list[str]] = defaultdict(list)
+    for s in sessions:
+        members[find(s.id)].append(s.id)
+    by_id = {s.id: s for s in sessions}
+    return [Group(by_id[root].project, tuple(ids)) for root, ids in members.items()]

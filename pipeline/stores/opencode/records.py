@@ -38,6 +38,36 @@ class Message:
         return str(self.info.get("role") or "")
 
 
+@dataclass(frozen=True)
+class Overview:
+    """What grouping a session needs: its project, parent session and first message's
+    (role, creation ms), None when it has none."""
+
+    id: str
+    project: str
+    parent: str
+    first: tuple[str, int] | None
+    created: int = 0
+
+
+@dataclass(frozen=True)
+class Group:
+    """The sessions one unit reads: a project's sessions that a fork copy or a subagent
+    ties together (``Unit.key`` is ``<project> <id>,<id>,…``)."""
+
+    project: str
+    sessions: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.project} {','.join(self.sessions)}"
+
+    @classmethod
+    def of(cls, key: str) -> Group:
+        project, _, ids = key.rpartition(" ")  # session ids hold no space
+        return cls(project, tuple(ids.split(",")) if ids else ())
+
+
 @dataclass
 class StoredSession:
     """One session as stored: ``origin`` is ``database`` or ``json``; ``source`` names it
