@@ -57,6 +57,8 @@ def test_detection_units_and_the_default_location(tmp_path: Path) -> None:
         f"{wordfreq} ses_3952c117fffeC61P4MEQsZkb6j,ses_395214877ffef7Q64mxmwLRS94",
         "global ses_0000d818fffevH8diISnzD4xHQ",
     ]
+    [legacy] = discover([LEGACY])  # a fork and its source are read together
+    assert legacy.key == "global ses_46714f21fffeyNfRCMCfNX90l7,ses_4670bca5fffePjWAQvLzY4V9qx"
     [where] = reader_for("opencode").locations
     assert where.resolve({"HOME": "/h"}) == Path("/h/.local/share/opencode")
     assert where.resolve({"HOME": "/h", "XDG_DATA_HOME": "/x"}) == Path("/x/opencode")
