@@ -220,6 +220,9 @@ def test_a_session_in_the_database_and_the_json_files_is_read_once(tmp_path: Pat
     )
     counts = json.loads((out / "manifest.json").read_text())["counts"]
     assert counts["reader/opencode/json_copies_not_read"] == 1
+    assert counts["reader/opencode/json_sessions_not_in_database"] == 2  # the legacy two
+    [legacy] = [s for s in read_store(home) if s.id == "ses_46714f21fffeyNfRCMCfNX90l7"]
+    assert legacy.header_raw["opencode:not_in_database"] is True
 
 
 def test_a_truncated_file_or_a_malformed_row_is_one_error_row(tmp_path: Path) -> None:

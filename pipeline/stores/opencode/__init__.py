@@ -166,7 +166,9 @@ def _is_db(name: str) -> bool:
 
 
 def _stored(unit: Unit) -> tuple[list[StoredSession], list[SessionReadError]]:
-    """The project's sessions: each database's first, then the JSON sessions none holds."""
+    """The group's sessions: each database's first, then the JSON sessions none holds (beside a
+    database, marked ``opencode:not_in_database``: OpenCode's migration copied every JSON
+    session into it once, so such a session was most likely deleted in OpenCode since)."""
     group = Group.of(unit.key)
     seen: dict[str, StoredSession] = {}
     errors: list[SessionReadError] = []
@@ -191,8 +193,11 @@ def _stored(unit: Unit) -> tuple[list[StoredSession], list[SessionReadError]]:
             continue
         if sid in seen:
             seen[sid].counts["json_copies_not_read"] += 1
-        else:
-            seen[sid] = files.read_session(sid, layout)
+            continue
+        seen[sid] = s = files.read_session(sid, layout)
+        if any(_is_db(f) for f in unit.files):  # migrated once: most such were deleted since
+            s.info["opencode:not_in_database"] = True
+            s.counts["json_sessions_not_in_database"] += 1
     project = project or files.read_project_file(project_file)
     for s in seen.values():
         s.info.setdefault("opencode:project", project)
