@@ -1,4 +1,4 @@
-"""The OpenCode SQLite database, v1.2 and later 1.x (specs/opencode.md §2): a project's
+"""The OpenCode SQLite database, v1.2 and later 1.x (specs/opencode.md §2): a group of
 sessions read in one snapshot.
 
 The tables ``project``, ``session``, ``message``, ``part`` and ``todo`` are read

@@ -77,7 +77,7 @@ class _Signatures:
 
 
 def trees(sessions: list[StoredSession]) -> list[Tree]:
-    """The project's trees, oldest first: every fork copy merged into its source's."""
+    """The trees of a unit's sessions, oldest first: every fork copy merged into its source's."""
     sig = _Signatures()
     by_first: dict[tuple[str, int], list[StoredSession]] = defaultdict(list)  # (role, time)
     tree_of: dict[str, Tree] = {}
