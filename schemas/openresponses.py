@@ -364,3 +364,13 @@ def encode_error(error: JSON) -> JSON:
     if isinstance(headers, dict) and headers:
         out["headers"] = headers
     return out
+
+
+def text_message(role: str, text: str) -> dict[str, JSON]:
+    """The message item of one text, as the converting readers write it: ``output_text``
+    (no annotations) for the assistant, ``input_text`` for anyone else."""
+    kind = "output_text" if role == "assistant" else "input_text"
+    part: dict[str, JSON] = {"type": kind, "text": text}
+    if role == "assistant":
+        part["annotations"] = []
+    return {"type": "message", "role": role, "content": [part]}

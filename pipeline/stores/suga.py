@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from trajset.schemas.entries import TOOL_FAILED
+from trajset.schemas.openresponses import text_message
 from trajset.schemas.session import Issue, Session
 from trajset.schemas.timestamps import RFC3339_RE
 
@@ -124,16 +125,8 @@ class Chain:
         return eid
 
 
-def _text(role: str, text: str) -> dict[str, JSON]:
-    kind = "output_text" if role == "assistant" else "input_text"
-    part: dict[str, JSON] = {"type": kind, "text": text}
-    if role == "assistant":
-        part["annotations"] = []
-    return {"type": "message", "role": role, "content": [part]}
-
-
 def _user(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
-    c.add("item", ts, item=_text("user", str(body.get("text") or "")))
+    c.add("item", ts, item=text_message("user", str(body.get("text") or "")))
 
 
 def _tool_result(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
@@ -163,7 +156,7 @@ def _assistant(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
             response=rid,
         )
     if body.get("text"):
-        c.add("item", ts, item=_text("assistant", str(body["text"])), response=rid)
+        c.add("item", ts, item=text_message("assistant", str(body["text"])), response=rid)
     for call in body.get("tool_calls") or []:
         args = call.get("arguments")
         arguments = (

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trajset.schemas.entries import TOOL_FAILED
+from trajset.schemas.openresponses import text_message
 
 from ...jsonio import dumps_compact
 from .lines import Record
@@ -103,22 +104,7 @@ def _assistant_items(r: Record) -> list[tuple[dict[str, JSON], dict[str, JSON]]]
             continue
         kind = b.get("type")
         if kind == "text":
-            out.append(
-                (
-                    {
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [
-                            {
-                                "type": "output_text",
-                                "text": str(b.get("text") or ""),
-                                "annotations": [],
-                            }
-                        ],
-                    },
-                    {},
-                )
-            )
+            out.append((text_message("assistant", str(b.get("text") or "")), {}))
         elif kind == "thinking":
             extra = {"claude:signature": b["signature"]} if b.get("signature") else {}
             out.append(

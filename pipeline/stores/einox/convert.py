@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trajset.schemas.entries import TOOL_FAILED
+from trajset.schemas.openresponses import text_message
 
 from . import outcomes, texts
 from .compaction import Compaction
@@ -178,15 +179,7 @@ class Converter:
                 }
             )
         if m.get("content"):
-            items.append(
-                {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [
-                        {"type": "output_text", "text": str(m["content"]), "annotations": []}
-                    ],
-                }
-            )
+            items.append(text_message("assistant", str(m["content"])))
         calls = [c for c in m.get("tool_calls") or [] if isinstance(c, dict)]
         for c in calls:
             fn = c.get("function") or {}

@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Any
 
 from trajset.schemas.entries import TOOL_FAILED
+from trajset.schemas.openresponses import text_message
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ...jsonio import dumps_compact
@@ -155,12 +156,7 @@ class Converter:
             cur = self.add(f"{m.id}:thought{i}", cur, "item", item=item, response=m.id, **extra)
         text = text_of(rec.get("content"))
         if text:
-            said = {
-                "type": "message",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-            cur = self.add(m.id, cur, "item", item=said, response=m.id)
+            cur = self.add(m.id, cur, "item", item=text_message("assistant", text), response=m.id)
         calls = dict(m.calls)
         for p in _parts(rec, "functionCall"):  # calls only its parts name (a normalised copy)
             fc = p["functionCall"]

@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from trajset.schemas.openresponses import text_message
 from trajset.schemas.timestamps import ms_to_rfc3339
 
 from .forks import Segment, Tree
@@ -190,10 +191,9 @@ class Converter:
         finish = next((p for p in m.parts if p.get("type") == "step-finish"), None)
         body: dict[str, JSON] = {
             "first_kept": ROOT,
-            "summary": {"type": "message", "role": "user",
-                        "content": [{"type": "input_text", "text": text}]},
+            "summary": text_message("user", text),
             "config": {},
-        }  # fmt: skip
+        }
         if st.tokens:
             body["tokens_before"] = st.tokens
         u = usage(finish.get("tokens") if finish else m.info.get("tokens"))
@@ -239,9 +239,7 @@ class Converter:
         kind, pid = str(p.get("type") or ""), str(p["id"])
         more = {f"opencode:{k}": p[k] for k in ("time", "metadata", "synthetic") if k in p}
         if kind == "text" and not p.get("ignored"):
-            item = {"type": "message", "role": "assistant",
-                    "content": [{"type": "output_text", "text": str(p.get("text") or ""),
-                                 "annotations": []}]}  # fmt: skip
+            item = text_message("assistant", str(p.get("text") or ""))
             st.tail = self.add(pid, st.tail, "item", item=item, response=rid, **more)
         elif kind == "reasoning":
             item = {"type": "reasoning",

@@ -16,6 +16,7 @@ from collections import Counter
 from typing import Any
 
 from trajset.schemas.entries import TOOL_FAILED
+from trajset.schemas.openresponses import text_message
 
 JSON = Any
 ROOT = "config"
@@ -30,14 +31,6 @@ STATUS = {
     "aborted": "incomplete",
     "error": "failed",
 }
-
-
-def _text(role: str, text: str) -> dict[str, JSON]:
-    kind = "output_text" if role == "assistant" else "input_text"
-    part: dict[str, JSON] = {"type": kind, "text": text}
-    if role == "assistant":
-        part["annotations"] = []
-    return {"type": "message", "role": role, "content": [part]}
 
 
 def parts(content: JSON) -> list[dict[str, JSON]]:
@@ -128,7 +121,13 @@ class Converter:
                 return self.add(e["id"], parent, "pi:bash_execution", ts, record=m, **extra)
             text = f"Ran `{m.get('command')}`\n```\n{m.get('output') or ''}\n```"
             return self.add(
-                e["id"], parent, "item", ts, item=_text("user", text), **{"pi:bash": m}, **extra
+                e["id"],
+                parent,
+                "item",
+                ts,
+                item=text_message("user", text),
+                **{"pi:bash": m},
+                **extra,
             )
         if role == "custom":
             return self.custom_message(e["id"], m, parent, ts, extra)
@@ -182,7 +181,7 @@ class Converter:
                 )
             elif kind == "text":
                 more = {"pi:text_signature": b["textSignature"]} if b.get("textSignature") else {}
-                piece(_text("assistant", str(b.get("text") or "")), **more)
+                piece(text_message("assistant", str(b.get("text") or "")), **more)
             elif kind == "toolCall":
                 args = b.get("arguments")
                 item = {"type": "function_call", "call_id": str(b.get("id") or ""), "name": str(b.get("name") or ""),
@@ -267,7 +266,9 @@ def _compaction(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str
     first = e.get("firstKeptEntryId")
     body: dict[str, JSON] = {
         "first_kept": str(first) if first in c.order else ROOT,
-        "summary": _text("user", COMPACT_PREFIX + str(e.get("summary") or "") + "\n</summary>"),
+        "summary": text_message(
+            "user", COMPACT_PREFIX + str(e.get("summary") or "") + "\n</summary>"
+        ),
         "config": {},
     }
     if isinstance(e.get("tokensBefore"), int) and e["tokensBefore"] > 0:
@@ -299,7 +300,7 @@ def _branch_summary(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) ->
         else left or pid or ROOT
     )
     body: dict[str, JSON] = {"from": c.tail.get(str(source), str(source)),
-                             "summary": _text("user", BRANCH_PREFIX + str(e.get("summary") or "") + "\n</summary>")}  # fmt: skip
+                             "summary": text_message("user", BRANCH_PREFIX + str(e.get("summary") or "") + "\n</summary>")}  # fmt: skip
     if (u := usage(e.get("usage"))) is not None:
         body["usage"] = u
     body |= {
