@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from texts import sentence, timestamp, tool_output
+from texts import jsonl, sentence, timestamp, tool_output
 
 JSON = Any
 MODEL = "gpt-5.5"
@@ -124,9 +124,7 @@ class _Rollout:
         folder = dest / "sessions" / start.strftime("%Y/%m/%d")
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"rollout-{start.strftime('%Y-%m-%dT%H-%M-%S')}-{self.thread}.jsonl"
-        text = "".join(
-            json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in self.lines
-        )
+        text = jsonl(self.lines)
         path.write_text(text, encoding="utf-8")
         return len(text.encode())
 

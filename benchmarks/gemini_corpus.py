@@ -14,14 +14,13 @@ message, then per turn the prompt, the model's record written twice (before and 
 
 from __future__ import annotations
 
-import json
 import random
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from texts import sentence, timestamp, tool_output
+from texts import jsonl, sentence, timestamp, tool_output
 
 JSON = Any
 ENVIRONMENT_ID = "d04923d38bb0f6017037e74183378ef4"
@@ -92,9 +91,7 @@ class _Chat:
         folder.mkdir(parents=True, exist_ok=True)
         start = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=self.start)
         path = folder / f"session-{start.strftime('%Y-%m-%dT%H-%M')}-{self.sid[:8]}.jsonl"
-        text = "".join(
-            json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in self.lines
-        )
+        text = jsonl(self.lines)
         path.write_text(text, encoding="utf-8")
         return len(text.encode())
 

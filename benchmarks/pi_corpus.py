@@ -13,13 +13,12 @@ turn's parent and the turn asked again: the two prompts are siblings.
 
 from __future__ import annotations
 
-import json
 import random
 import uuid
 from pathlib import Path
 from typing import Any
 
-from texts import sentence, timestamp, tool_output
+from texts import jsonl, sentence, timestamp, tool_output
 
 JSON = Any
 PER_PROJECT = 8
@@ -79,9 +78,7 @@ class _Session:
     def write(self, folder: Path, sid: str, start_ms: int) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         name = timestamp(start_ms).replace(":", "-").replace(".", "-")
-        text = "".join(
-            json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in self.lines
-        )
+        text = jsonl(self.lines)
         (folder / f"{name}_{sid}.jsonl").write_text(text, encoding="utf-8")
         return len(text.encode())
 

@@ -4,8 +4,10 @@ and the other store kinds' builders, so every store kind holds the same text).""
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 WORDS = [
     "the",
@@ -70,3 +72,8 @@ def timestamp(ms: int) -> str:
     return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)).strftime(
         "%Y-%m-%dT%H:%M:%S.%f"
     )[:-3] + "Z"
+
+
+def jsonl(lines: list[Any]) -> str:
+    """JSON Lines as the agents write them: one compact object per line, UTF-8 kept."""
+    return "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines)
