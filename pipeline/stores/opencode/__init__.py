@@ -151,7 +151,7 @@ class OpenCodeReader(Reader):
         if read is None or not mine & set(read):
             with _recording() as read:
                 try:
-                    self.load(unit)
+                    _stored(unit)  # what the load reads, not converted
                 except SessionReadError:
                     return "", 0
         digest, size = hashlib.sha256(), 0

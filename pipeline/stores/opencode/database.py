@@ -61,8 +61,9 @@ def is_database(path: Path) -> bool:
     return "session_v2" in tables or all(t in tables for t in REQUIRED)
 
 
-def check(db: sqlite3.Connection, path: Path) -> None:
-    """``SessionReadError`` for a 2.x database or a table or column the reader needs."""
+def check(db: sqlite3.Connection, path: Path) -> dict[str, set[str]]:
+    """The database's tables and their columns; ``SessionReadError`` for a 2.x database or a
+    table or column the reader needs."""
     tables = _tables(db)
     later = "session_v2" in tables or (
         "session_message" in tables
@@ -83,6 +84,7 @@ def check(db: sqlite3.Connection, path: Path) -> None:
                 f"not an OpenCode 1.x database: table {table!r} lacks {', '.join(missing)}",
                 rule="format", source=str(path),
             )  # fmt: skip
+    return tables
 
 
 def overview(path: Path) -> list[Overview]:
@@ -120,12 +122,12 @@ def _snapshot(path: Path, unit: Group) -> dict[str, list[Row]]:
     """Every row of the group's sessions the reader uses, read in one transaction."""
 
     def read(db: sqlite3.Connection) -> dict[str, list[Row]]:
-        check(db, path)
+        tables = check(db, path)
         ids = (json.dumps(list(unit.sessions)),)
         mine = "IN (SELECT value FROM json_each(?))"
         out = {
             "project": _rows(db, "SELECT * FROM project WHERE id = ?", (unit.project,))
-            if "project" in _tables(db) else [],
+            if "project" in tables else [],
             "session": _rows(db, f"SELECT * FROM session WHERE id {mine} "
                              "ORDER BY time_created, id", ids),
             "message": _rows(db, "SELECT id, session_id, time_created, data FROM message "
@@ -134,7 +136,7 @@ def _snapshot(path: Path, unit: Group) -> dict[str, list[Row]]:
                           f"WHERE session_id {mine} ORDER BY message_id, id", ids),
             "todo": [],
         }  # fmt: skip
-        if "todo" in _tables(db):
+        if "todo" in tables:
             out["todo"] = _rows(db, f"SELECT * FROM todo WHERE session_id {mine} ORDER BY "
                                 "session_id, position", ids)  # fmt: skip
         return out
