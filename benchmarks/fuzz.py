@@ -58,6 +58,10 @@ SEEDS: dict[str, list[Path]] = {
         UPSTREAM / "codex" / "synthetic" / "subagent-paginated",
         UPSTREAM / "codex" / "upstream-synthetic" / "claude-code-log",
     ],
+    "harbor": [
+        UPSTREAM / "harbor-jobs" / "golden-terminus-2" / "jobs",
+        UPSTREAM / "harbor-jobs" / "synthetic-claude-code" / "jobs",
+    ],
     "opencode": [
         UPSTREAM / "opencode" / "sqlite",
         UPSTREAM / "opencode" / "legacy",

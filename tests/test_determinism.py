@@ -38,6 +38,7 @@ STORES = [
     UPSTREAM / "pi" / "pi-session-inspector",
     UPSTREAM / "opencode" / "sqlite",
     UPSTREAM / "opencode" / "legacy",
+    UPSTREAM / "harbor-jobs",
 ]
 #: a batch per unit: many batches, so two workers share them
 PER_UNIT = RunSettings(batch_mean_units=1)

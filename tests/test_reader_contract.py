@@ -115,6 +115,10 @@ FIXTURES: dict[str, list[Callable[[Path], Path]]] = {
         _copy(UPSTREAM / "opencode" / "sqlite"),
         _opencode_json,
     ],
+    "harbor": [  # (a cut early trial renames the steps it shared: tests/test_store_harbor.py)
+        _copy(UPSTREAM / "harbor-jobs" / "synthetic-claude-code" / "jobs" / "2026-01-20__08-00-00"),
+        _copy(UPSTREAM / "harbor-jobs" / "golden-terminus-2" / "jobs"),
+    ],
     "toy": [_toy],
 }  # fmt: skip
 
@@ -157,7 +161,7 @@ def test_a_store_is_detected_as_its_own_kind_and_by_no_other_reader(
     for other, reader in readers.items():
         if other not in (kind, _fallback(readers)):
             assert not reader.detect(store), f"the {other} reader claims a {kind} store"
-    assert reader_for(kind).locations or kind in ("agentsession-sqlite", "suga", "toy")
+    assert reader_for(kind).locations or kind in ("agentsession-sqlite", "suga", "harbor", "toy")
 
 
 def test_units_are_stable_and_each_loads(

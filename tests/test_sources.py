@@ -90,6 +90,7 @@ def test_stores_of_several_kinds_export_in_one_run(tmp_path: Path) -> None:
         UPSTREAM / "gemini-cli" / "real" / "gemini-home",
         UPSTREAM / "pi" / "synthetic" / "sessions",
         UPSTREAM / "opencode" / "legacy",
+        UPSTREAM / "harbor-jobs",
     ]
     out = tmp_path / "out"
     run = run_export(stores, out, ExportOptions(), RunOptions(workers=2))
@@ -103,6 +104,7 @@ def test_stores_of_several_kinds_export_in_one_run(tmp_path: Path) -> None:
         "gemini-cli",
         "pi",
         "opencode",
+        "harbor",
     }
     assert {r["source_format"] for r in rows} == kinds
     c = run.counts

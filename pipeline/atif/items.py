@@ -40,7 +40,7 @@ def items(doc: dict[str, JSON]) -> list[JSON]:
     return out
 
 
-class _CallIds:
+class CallIds:
     """Fresh call ids: a repeated or missing id gets a numbered one, as the reference does."""
 
     def __init__(self) -> None:
@@ -74,7 +74,7 @@ def _raw_arguments(args: dict[str, JSON]) -> str:
     return dumps_compact(args)
 
 
-def _agent_items(step: JSON, text: str, ids: _CallIds, renames: dict[str, str]) -> list[JSON]:
+def _agent_items(step: JSON, text: str, ids: CallIds, renames: dict[str, str]) -> list[JSON]:
     out: list[JSON] = []
     if step.get("reasoning_content"):
         summary = [{"type": "summary_text", "text": step["reasoning_content"]}]
@@ -91,34 +91,78 @@ def _agent_items(step: JSON, text: str, ids: _CallIds, renames: dict[str, str]) 
     return out
 
 
-def _output_items(results: list[JSON], renames: dict[str, str]) -> list[JSON]:
-    out: list[JSON] = []
+def _output(r: JSON) -> str:
+    content = r.get("content")
+    return content if isinstance(content, str) else _text_and_images(content)[0]
+
+
+def _output_items(
+    results: list[JSON], renames: dict[str, str], calls: list[str], unlinked: bool
+) -> list[tuple[JSON, dict[str, JSON]]]:
+    """A step's results as ``function_call_output`` items, each with its notes.
+
+    With ``unlinked``, a result without ``source_call_id`` is not dropped: in a step with
+    calls it is the output of the last call not answered (the others then get ``""``,
+    noted ``output_with``); else it is a user message, noted ``observation``.
+    """
+    out: list[tuple[JSON, dict[str, JSON]]] = []
+    loose: list[JSON] = []
     for r in results:
         sid = r.get("source_call_id")
         if sid:
-            content = r.get("content")
-            output = content if isinstance(content, str) else _text_and_images(content)[0]
             call_id = renames.get(sid, sid)
-            out.append({"type": "function_call_output", "call_id": call_id, "output": output or ""})
+            item = {"type": "function_call_output", "call_id": call_id, "output": _output(r)}
+            out.append((item, {"result": r}))
+        elif unlinked and ("content" in r or not r.get("subagent_trajectory_ref")):
+            loose.append(r)
+    answered = {item["call_id"] for item, _ in out}
+    pending = [cid for cid in calls if cid not in answered]
+    if not loose:
+        return out
+    if not pending:
+        for r in loose:
+            item = {"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": _output(r)}]}  # fmt: skip
+            out.append((item, {"result": r, "observation": True}))
+        return out
+    last = pending[-1]
+    text = "\n".join(_output(r) for r in loose)
+    for cid in pending:
+        item = {
+            "type": "function_call_output",
+            "call_id": cid,
+            "output": text if cid == last else "",
+        }
+        notes: dict[str, JSON] = {"results": loose} if cid == last else {"output_with": last}
+        out.append((item, notes))
+    return out
+
+
+def step_items(
+    step: JSON, ids: CallIds, *, unlinked: bool = False
+) -> list[tuple[JSON, dict[str, JSON]]]:
+    """One step's items in order, each with notes for its entry (``result``: the observation
+    result it came from; see ``_output_items`` for ``unlinked``)."""
+    source = step.get("source")
+    text, images = _text_and_images(step.get("message"))
+    results = (step.get("observation") or {}).get("results", [])
+    renames: dict[str, str] = {}
+    out: list[tuple[JSON, dict[str, JSON]]] = []
+    if source == "agent":
+        out.extend((it, {}) for it in _agent_items(step, text, ids, renames))
+    else:
+        role = "user" if source == "user" else "system"
+        if not (role == "system" and not text and results):
+            parts = [{"type": "input_text", "text": text}, *images]
+            content = parts if text or not images else images
+            out.append(({"type": "message", "role": role, "content": content}, {}))
+    calls = [it["call_id"] for it, _ in out if it.get("type") == "function_call"]
+    out.extend(_output_items(results, renames, calls, unlinked))
     return out
 
 
 def items_from(doc: dict[str, JSON]) -> list[JSON]:
-    """Rebuild items, lossily, from the declared fields of any producer's document."""
-    out: list[JSON] = []
-    ids = _CallIds()
-    for step in doc.get("steps", []):
-        source = step.get("source")
-        text, images = _text_and_images(step.get("message"))
-        results = (step.get("observation") or {}).get("results", [])
-        renames: dict[str, str] = {}
-        if source == "agent":
-            out.extend(_agent_items(step, text, ids, renames))
-        else:
-            role = "user" if source == "user" else "system"
-            if not (role == "system" and not text and results):
-                parts = [{"type": "input_text", "text": text}, *images]
-                content = parts if text or not images else images
-                out.append({"type": "message", "role": role, "content": content})
-        out.extend(_output_items(results, renames))
-    return out
+    """Rebuild items, lossily, from the declared fields of any producer's document: results
+    not linked to a call are left out, as the reference does."""
+    ids = CallIds()
+    return [item for step in doc.get("steps", []) for item, _ in step_items(step, ids)]

@@ -13,6 +13,7 @@ import yaml
 
 from ..tables import TABLES
 from .recipes import usage
+from .scores import TaskScores, card_section
 
 JSON = Any
 
@@ -181,8 +182,9 @@ def _splits_line(opts: JSON) -> str:
     )
 
 
-def card(manifest: JSON, license_id: str) -> str:
-    """The whole card: front matter, what it is, stats, configs, redaction, provenance, usage."""
+def card(manifest: JSON, license_id: str, tasks: list[TaskScores] | None = None) -> str:
+    """The whole card: front matter, what it is, stats, outcome scores per task (``tasks``),
+    configs, redaction, provenance, usage."""
     intro = [
         front_matter(manifest, license_id, "Agent session trajectories"),
         "# Agent session trajectories",
@@ -193,7 +195,8 @@ def card(manifest: JSON, license_id: str) -> str:
         "",
     ]
     redaction = _redaction_section(manifest["options"], manifest.get("redaction") or {})
-    body = [*intro, *_stats_section(manifest), *_configs_section(manifest), *redaction]
+    scores = card_section(tasks or [])
+    body = [*intro, *_stats_section(manifest), *scores, *_configs_section(manifest), *redaction]
     return "\n".join([*body, *_made_section(manifest), usage(loadable(manifest))])
 
 

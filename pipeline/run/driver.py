@@ -35,6 +35,7 @@ from ..outputs.markers import (
     write_marker,
 )
 from ..outputs.parquet import to_table, write_shard, write_single
+from ..outputs.scores import task_scores
 from ..stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
 from ..tables import TABLES
 from ..tables.where import compile_where
@@ -207,7 +208,8 @@ def run_export(
         )
         manifest = write_manifest(target, content)
         inputs.path.unlink(missing_ok=True)  # in the manifest now
-        atomic_write(target / "README.md", card(manifest, options.license).encode())
+        tasks = task_scores(target)
+        atomic_write(target / "README.md", card(manifest, options.license, tasks).encode())
         if not run.keep_state:
             drop_state(target)
         finish_output(out, target)

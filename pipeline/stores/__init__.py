@@ -40,6 +40,7 @@ from .claude import ClaudeCodeReader
 from .codex import CodexReader
 from .einox import EinoxReader
 from .gemini import GeminiCliReader
+from .harbor import HarborReader
 from .index_file import IndexFile
 from .opencode import OpenCodeReader
 from .pi import PiReader
@@ -60,6 +61,7 @@ def registry(*readers: Reader) -> dict[str, Reader]:
 #: store kind -> reader, most specific first (``auto`` takes the first whose ``detect`` says yes)
 READERS: dict[str, Reader] = registry(
     OpenCodeReader(),  # before agentsession-sqlite: any SQLite file looks like one
+    HarborReader(),  # before the folder readers: a job folder holds JSON files and folders
     SqliteReader(),
     EinoxReader(),
     SugaReader(),

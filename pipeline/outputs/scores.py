@@ -1,0 +1,147 @@
+"""Outcome scores per task: the distribution of attempts' scores, and pass@k (card, report).
+
+A task is a session whose outcomes judge attempts at it (``test`` and ``task``
+outcomes: a Harbor job's trials of one task, a benchmark's reruns).  Per task:
+the attempts, how many were scored, the mean, lowest and highest score, and
+pass@k by the unbiased estimator of Chen et al. (2021),
+``1 - C(n-c, k) / C(n, k)``, for k = 1, 2, 4, ... up to n, when every attempt
+passed or failed outright (every score 0 or 1, an attempt without a score
+failing, as Harbor counts one).  Over all tasks, pass@k is the mean over
+tasks, for each k every task reaches, as Harbor's ``pass_at_k`` is.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from math import comb
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+JSON = Any
+ATTEMPT_KINDS = ("test", "task")
+#: tasks listed by name in the card (the rest are in the overall line)
+CARD_TASKS = 20
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The probability that at least one of k attempts drawn from n (c passing) passes."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def _ks(n: int) -> list[int]:
+    out, k = [], 1
+    while k <= n:
+        out.append(k)
+        k *= 2
+    return out
+
+
+@dataclass
+class TaskScores:
+    """One task's attempts: their scores (None: not scored) and whether each passed."""
+
+    session_id: str
+    name: str
+    scores: list[float | None] = field(default_factory=list)
+    passed: list[bool | None] = field(default_factory=list)
+
+    @property
+    def scored(self) -> list[float]:
+        return [s for s in self.scores if s is not None]
+
+    @property
+    def binary(self) -> bool:
+        """Every attempt passed or failed outright (pass@k is defined)."""
+        return all(
+            (s in (0.0, 1.0) and p is not None) or (s is None and p is False)
+            for s, p in zip(self.scores, self.passed, strict=True)
+        )
+
+    def pass_at(self) -> dict[int, float]:
+        if not self.binary:
+            return {}
+        n, c = len(self.scores), sum(p is True for p in self.passed)
+        return {k: pass_at_k(n, c, k) for k in _ks(n)}
+
+    def to_json(self) -> JSON:
+        s = self.scored
+        return {
+            "session_id": self.session_id, "name": self.name, "attempts": len(self.scores),
+            "scored": len(s), "mean": sum(s) / len(s) if s else None,
+            "min": min(s, default=None), "max": max(s, default=None),
+            "passed": sum(p is True for p in self.passed),
+            "pass_at_k": {str(k): v for k, v in self.pass_at().items()},
+        }  # fmt: skip
+
+
+def task_scores(folder: Path) -> list[TaskScores]:
+    """Every task of an export folder with a scored attempt, by name then session id."""
+    shards = sorted((folder / "data" / "outcomes").glob("*.parquet"))
+    tasks: dict[str, TaskScores] = {}
+    cols = ["session_id", "kind", "score", "pass", "details"]
+    for shard in shards:
+        for row in pl.read_parquet(shard, columns=cols).to_dicts():  # pandas stays unimported
+            if row["kind"] not in ATTEMPT_KINDS:
+                continue
+            sid = row["session_id"]
+            t = tasks.setdefault(sid, TaskScores(sid, _name(row["details"]) or sid))
+            t.scores.append(row["score"])
+            t.passed.append(row["pass"])
+    found = [t for t in tasks.values() if t.scored]
+    return sorted(found, key=lambda t: (t.name, t.session_id))
+
+
+def _name(details: str | None) -> str:
+    try:
+        got = json.loads(details) if details else None
+    except ValueError:
+        return ""
+    name = got.get("task_name") if isinstance(got, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+def overall(tasks: list[TaskScores]) -> dict[int, float]:
+    """pass@k over tasks (the mean), for the k every task has; {} unless all are binary."""
+    if not tasks or not all(t.binary for t in tasks):
+        return {}
+    ks = _ks(min(len(t.scores) for t in tasks))
+    per = [t.pass_at() for t in tasks]
+    return {k: sum(p[k] for p in per) / len(per) for k in ks}
+
+
+def _num(v: float | None) -> str:
+    return "" if v is None else f"{v:.3g}"
+
+
+def card_section(tasks: list[TaskScores]) -> list[str]:
+    """The card's ``Outcome scores`` section; nothing when no task has a scored attempt."""
+    if not tasks:
+        return []
+    ks = sorted({k for t in tasks for k in t.pass_at()})
+    lines = [
+        "## Outcome scores",
+        "",
+        f"{len(tasks)} tasks with scored attempts (`test` and `task` outcomes of one session).",
+    ]
+    if o := overall(tasks):
+        lines.append(
+            "Over all tasks: " + ", ".join(f"pass@{k} {v:.3f}" for k, v in o.items()) + "."
+        )
+    head = "| task | attempts | scored | mean | min | max |" + "".join(f" pass@{k} |" for k in ks)
+    lines += ["", head, "|---|" + "---:|" * (5 + len(ks))]
+    for t in tasks[:CARD_TASKS]:
+        j, p = t.to_json(), t.pass_at()
+        cells = [j["attempts"], j["scored"], _num(j["mean"]), _num(j["min"]), _num(j["max"])]
+        cells += [_num(p.get(k)) for k in ks]
+        lines.append(f"| {t.name} | " + " | ".join(str(c) for c in cells) + " |")
+    if len(tasks) > CARD_TASKS:
+        lines.append(f"\n({len(tasks) - CARD_TASKS} more tasks; every one is in the report.)")
+    lines.append("")
+    recipe = ('`pl.read_parquet("data/outcomes/*.parquet").group_by("session_id")'
+              '.agg(pl.col("score").mean())`')  # fmt: skip
+    return [*lines, f"Per attempt, from the outcomes table: {recipe}.", ""]

@@ -1,0 +1,197 @@
+"""Harbor trial folders read (specs/harbor-jobs.md §1-§4): results, rewards and trajectories.
+
+A trial is read from the files Harbor writes in it: ``result.json`` (at the
+end only), ``lock.json`` (at the start), ``verifier/reward.json`` over
+``reward.txt``, and the ATIF documents of ``agent/``: ``trajectory.json``, its
+``continued_trajectory_ref`` chain and the subagent files its steps refer to.
+Nothing else in the folder is read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import SessionReadError
+from ...jsonio import loads_strict
+from ..base import read_input
+
+JSON = Any
+MAIN = "trajectory.json"
+
+
+def obj(value: JSON) -> dict[str, JSON]:
+    """``value`` when it is a JSON object, else an empty one (a member of the wrong type)."""
+    return value if isinstance(value, dict) else {}
+
+
+def read_json(path: Path, what: str) -> JSON:
+    """A JSON file's value; ``SessionReadError`` saying where it breaks (``truncated`` when
+    it ends early, as a dump cut short by a full disk or a kill leaves it)."""
+    data = read_input(path)
+    try:
+        return loads_strict(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SessionReadError(
+            f"{what} is not UTF-8 text", rule="format", source=str(path)
+        ) from None
+    except json.JSONDecodeError as exc:
+        cut = not data.rstrip().endswith((b"}", b"]"))  # a whole object or list ends so
+        rule = "truncated" if cut else "format"
+        why = "it ends before the JSON value does" if cut else exc.msg
+        raise SessionReadError(
+            f"{what} does not parse ({why}); nothing of it was read",
+            rule=rule, source=str(path), line=exc.lineno,
+        ) from None  # fmt: skip
+    except ValueError as exc:
+        raise SessionReadError(f"{what}: {exc}", rule="format", source=str(path)) from None
+
+
+def _object(path: Path, what: str) -> dict[str, JSON] | None:
+    """A JSON object file, or None when the file is not there."""
+    if not path.exists():
+        return None
+    value = read_json(path, what)
+    if not isinstance(value, dict):
+        raise SessionReadError(f"{what} is not a JSON object", rule="format", source=str(path))
+    return value
+
+
+def is_trial(folder: Path) -> bool:
+    """A trial folder: a ``config.json`` beside a ``result.json`` or ``lock.json`` naming a
+    task, or beside ``agent/`` (a bare trial killed before its lock was written)."""
+    if not (folder / "config.json").is_file():
+        return False
+    for name in ("result.json", "lock.json"):
+        try:
+            head = (folder / name).read_bytes()[:4096]
+        except OSError:
+            continue
+        if b'"task_name"' in head or (b'"task"' in head and b'"agent"' in head):
+            return b'"n_total_trials"' not in head and b'"trials"' not in head
+    return (folder / "agent").is_dir()
+
+
+@dataclass
+class Rewards:
+    """The verifier's rewards and the file they came from."""
+
+    values: dict[str, float]
+    file: str
+
+
+@dataclass
+class Trial:
+    """One trial folder read: its records, rewards and ATIF documents (``chain``: the main
+    document and its continuations, in order; ``subagents``: file name -> document, None
+    when the ref dangles)."""
+
+    path: Path
+    result: dict[str, JSON] | None
+    lock: dict[str, JSON] | None
+    rewards: Rewards | None
+    chain: list[tuple[str, dict[str, JSON]]] = field(default_factory=list)
+    subagents: dict[str, dict[str, JSON] | None] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        got = (self.result or {}).get("trial_name")
+        return str(got) if isinstance(got, str) and got else self.path.name
+
+    @property
+    def id(self) -> str:
+        got = (self.result or {}).get("id")
+        return str(got) if isinstance(got, str) and got else self.name
+
+    @property
+    def started_at(self) -> str:
+        got = (self.result or {}).get("started_at") or (self.lock or {}).get("created_at")
+        return str(got) if isinstance(got, str) else ""
+
+    @property
+    def exception(self) -> dict[str, JSON] | None:
+        got = (self.result or {}).get("exception_info")
+        return got if isinstance(got, dict) else None
+
+
+def _rewards(trial: Path, result: dict[str, JSON] | None) -> Rewards | None:
+    """``verifier_result.rewards`` of the result; ``reward.json`` over ``reward.txt`` (spec §4,
+    read as Harbor's verifier reads them) only for a result without ``verifier_result``.  A
+    trial without a result has none: a reward file an agent wrote itself is not a grade."""
+    if result is None:
+        return None
+    got = (result.get("verifier_result") or {}).get("rewards")
+    if isinstance(got, dict):
+        return Rewards(_numbers(got), str(trial / "result.json")) if got else None
+    if "verifier_result" in result:
+        return None  # never graded, or the verifier failed: reward files were not taken
+    as_json, as_text = trial / "verifier" / "reward.json", trial / "verifier" / "reward.txt"
+    if as_json.is_file():
+        value = read_json(as_json, "reward.json")
+        if isinstance(value, dict) and (numbers := _numbers(value)):
+            return Rewards(numbers, str(as_json))
+        return None
+    if as_text.is_file():
+        try:
+            value = float(read_input(as_text).decode("utf-8").strip())
+        except (UnicodeDecodeError, ValueError):
+            return None
+        return Rewards({"reward": value}, str(as_text)) if math.isfinite(value) else None
+    return None
+
+
+def _numbers(rewards: dict[str, JSON]) -> dict[str, float]:
+    return {
+        str(k): float(v)
+        for k, v in rewards.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    }
+
+
+def _subagent_paths(doc: dict[str, JSON]) -> list[str]:
+    """The ``trajectory_path`` of every file-form subagent ref of a document, in order."""
+    out: list[str] = []
+    for step in doc.get("steps") or []:
+        obs = step.get("observation") if isinstance(step, dict) else None
+        for r in (obs or {}).get("results") or [] if isinstance(obs, dict) else []:
+            for ref in (r.get("subagent_trajectory_ref") or []) if isinstance(r, dict) else []:
+                path = ref.get("trajectory_path") if isinstance(ref, dict) else None
+                if isinstance(path, str) and path and path not in out:
+                    out.append(path)
+    return out
+
+
+def _document(path: Path) -> dict[str, JSON]:
+    doc = read_json(path, f"the ATIF document {path.name}")
+    if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+        raise SessionReadError(
+            f"{path.name} is not an ATIF document (no steps list)", rule="format", source=str(path)
+        )
+    return doc
+
+
+def read_trial(folder: Path) -> Trial:
+    """A trial folder's records and documents; ``SessionReadError`` for a file that does not
+    read (the trial then has no branch: its error row names that file)."""
+    result = _object(folder / "result.json", "result.json")
+    lock = _object(folder / "lock.json", "lock.json")
+    trial = Trial(folder, result, lock, _rewards(folder, result))
+    agent = folder / "agent"
+    name: str | None = MAIN
+    seen: set[str] = set()
+    while name and name not in seen and (agent / name).is_file():
+        seen.add(name)
+        doc = _document(agent / name)
+        trial.chain.append((name, doc))
+        ref = doc.get("continued_trajectory_ref")
+        name = ref if isinstance(ref, str) else None
+    for _, doc in list(trial.chain):
+        for ref in _subagent_paths(doc):
+            sub = agent / ref
+            if ref in trial.subagents or sub.parent != agent:
+                continue
+            trial.subagents[ref] = _document(sub) if sub.is_file() else None
+    return trial

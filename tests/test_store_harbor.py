@@ -1,0 +1,141 @@
+"""The Harbor reader against its fixtures (specs/harbor-jobs.md).
+
+The expectations are those of ``tests/data/upstream/harbor-jobs/SOURCE.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from trajset.pipeline import ExportOptions, RunOptions, run_export
+from trajset.pipeline.outputs.scores import pass_at_k
+from trajset.pipeline.stores import detect_kind, discover
+
+from .conftest import UPSTREAM
+
+HARBOR = UPSTREAM / "harbor-jobs"
+TERMINUS = HARBOR / "golden-terminus-2" / "jobs" / "2025-12-30__10-00-00"
+CLAUDE = HARBOR / "synthetic-claude-code" / "jobs" / "2026-01-20__08-00-00"
+
+
+def _export(store: Path, out: Path) -> tuple[list[dict], list[dict], list[dict], object]:
+    run = run_export([store], out, ExportOptions(prefer=("score",)), RunOptions(workers=1))
+    read = lambda name: pq.read_table(out / "data" / name).to_pylist()  # noqa: E731
+    return read("trajectories"), read("preferences"), read("outcomes"), run
+
+
+def test_detection_and_units() -> None:
+    for path in (HARBOR, TERMINUS.parent, TERMINUS, TERMINUS / "hello-world__GcS7m2Q"):
+        assert detect_kind(path) == "harbor", path
+    assert [Path(u.name).name for u in discover([HARBOR])] == [
+        "2025-12-30__11-30-00",
+        "2025-12-30__10-00-00",
+        "2026-01-20__08-00-00",
+    ]  # by path: golden-openhands, golden-terminus-2, synthetic-claude-code
+
+
+def test_the_fixture_folder_gives_the_trees_outcomes_and_pairs_its_notes_state(
+    tmp_path: Path,
+) -> None:
+    trajs, pairs, outcomes, run = _export(HARBOR, tmp_path / "out")
+    assert run.errors == []
+    assert len(trajs) == 12  # 9 trials with a trajectory, 3 subagent sessions
+    agents = sorted(t["agent_name"] for t in trajs if not t["agent_name"].startswith("terminus-2-"))
+    assert agents == ["claude-code"] * 3 + ["openhands"] * 2 + ["terminus-2"] * 4
+    assert len(outcomes) == 8
+    preferred = {
+        t["leaf_id"].split("/")[0] for t in trajs if t["is_preferred"] and t["outcome_label"]
+    }
+    assert preferred == {"hello-world__GcS7m2Q", "hello-world__Nf8kQ4z", "word-freq__J8kd2Lm"}
+    by_fork: dict[str, list[dict]] = {}
+    for p in pairs:
+        by_fork.setdefault(p["fork_entry_id"], []).append(p)
+    kinds = {
+        f: ({p["kind"] for p in ps}, {p["policy"] for p in ps}, len(ps))
+        for f, ps in by_fork.items()
+    }
+    assert kinds == {
+        "hello-world__Tm6wP5d/s1": ({"response"}, {"latest"}, 6),  # the prompt; a tie at 1.0
+        "task": ({"prompt"}, {"score"}, 2),  # two agent configs share no first step
+        "word-freq__e9WmK4p/s1": ({"response"}, {"score"}, 4),
+    }
+    scores = {o["entry_id"].split("/")[0]: (o["score"], o["pass"]) for o in outcomes}
+    assert scores["word-freq__J8kd2Lm"] == (1.0, True)  # the single key, not named reward
+    assert scores["word-freq__r5TnV3c"] == (0.25, False)
+    assert scores["hello-world__Fc2hN7w"] == (0.5, False)
+    assert "word-freq__e9WmK4p" not in scores  # still running: no outcome
+    assert "word-freq__Y2bq7Hs" not in {t["leaf_id"].split("/")[0] for t in trajs}
+    details = json.loads(next(o["details"] for o in outcomes if "Fc2hN7w" in o["entry_id"]))
+    assert details["rewards"] == {"reward": 0.5, "file_exists": 1.0, "exact_content": 0.0}
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert "pass@1" in (tmp_path / "out" / "README.md").read_text()
+    assert manifest["counts"].get("reader", manifest["counts"]) is not None
+
+
+def test_under_score_no_pair_prefers_a_lower_reward(tmp_path: Path) -> None:
+    _, pairs, _, _ = _export(HARBOR, tmp_path / "out")
+    for p in pairs:
+        c, r = p["chosen_score"], p["rejected_score"]
+        assert c is not None
+        assert r is None or c > r or (c == r and p["policy"] == "latest"), p["pair_id"]
+
+
+def _trial(job: Path, src: str, name: str, reward: float, started: str) -> None:
+    dest = shutil.copytree(CLAUDE / src, job / name)
+    res = json.loads((dest / "result.json").read_text())
+    res |= {"trial_name": name, "id": name, "started_at": started}
+    res["verifier_result"] = {"rewards": {"reward": reward}}
+    (dest / "result.json").write_text(json.dumps(res))
+    lock = json.loads((dest / "lock.json").read_text())
+    (dest / "lock.json").write_text(json.dumps(lock))
+
+
+def test_a_tie_at_the_top_prefers_a_tied_trial_never_the_lower_one(tmp_path: Path) -> None:
+    job = tmp_path / "jobs" / "tie"
+    job.mkdir(parents=True)
+    _trial(job, "word-freq__J8kd2Lm", "word-freq__a", 1.0, "2026-01-20T08:00:00Z")
+    _trial(job, "word-freq__r5TnV3c", "word-freq__b", 1.0, "2026-01-20T08:00:01Z")
+    _trial(job, "word-freq__J8kd2Lm", "word-freq__c", 0.0, "2026-01-20T08:00:02Z")  # latest
+    trajs, pairs, _, _ = _export(job, tmp_path / "out")
+    [best] = [t for t in trajs if t["is_preferred"]]
+    assert best["outcome_score"] == 1.0
+    assert pairs and all(p["chosen_score"] >= p["rejected_score"] for p in pairs)
+
+
+def test_a_truncated_trajectory_is_one_error_row_and_the_others_export(tmp_path: Path) -> None:
+    job = shutil.copytree(TERMINUS, tmp_path / "job")
+    cut = job / "hello-world__Ij9vT3k" / "agent" / "trajectory.json"
+    cut.write_bytes(cut.read_bytes()[:3000])
+    trajs, _, _, run = _export(job, tmp_path / "out")
+    assert [(Path(e.source).name, e.kind) for e in run.errors] == [("trajectory.json", "truncated")]
+    assert "Ij9vT3k" in run.errors[0].source
+    assert len([t for t in trajs if t["outcome_label"]]) == 3
+
+
+def test_usage_is_per_step_never_the_documents_totals(tmp_path: Path) -> None:
+    trajs, _, _, _ = _export(TERMINUS, tmp_path / "out")
+    tokens = {t["leaf_id"].split("/")[0]: t["total_prompt_tokens"] for t in trajs}
+    assert tokens["hello-world__Lh4nR8x"] == 2252 + 4250  # the cont-1 snapshot says 7802
+    assert tokens["hello-world__GcS7m2Q"] == 6502  # its subagents count in their own sessions
+
+
+def _harbors(n: int, c: int, k: int) -> float:
+    """``harbor@0.25.0:utils/pass_at_k.py`` ``_pass_at_k_for_task``, as written there (its
+    module imports models that need Python 3.12, so it is not imported here)."""
+    if n - c < k:
+        return 1.0
+    product = 1.0
+    for i in range(k):
+        product *= (n - c - i) / (n - i)
+    return 1.0 - product
+
+
+@pytest.mark.parametrize("n,c", [(4, 0), (4, 1), (4, 3), (5, 2), (8, 8), (10, 1)])
+def test_pass_at_k_is_harbors(n: int, c: int) -> None:
+    for k in range(1, n + 1):
+        assert pass_at_k(n, c, k) == pytest.approx(_harbors(n, c, k))
