@@ -77,12 +77,13 @@ def trial_steps(
             ts = step_mod.timestamp(step, ts)
             copied = leading and bool(step.get("is_copied_context"))
             leading = copied
-            if copied and step_mod.said_key(step) in said:
+            key = step_mod.said_key(step)
+            if copied and key in said:
                 counts["harbor/copied_steps_already_said"] += 1
                 continue
             s = step_mod.convert(step, ids, ts, model, session_of, copied)
             s.label = f"cont{n}-{s.label}" if n else s.label  # step ids restart in each file
-            said.add(step_mod.said_key(step))
+            said.add(key)
             counts["harbor/subsession_links"] += s.links
             counts["harbor/observations_as_messages"] += s.observations
             out.append(s)

@@ -192,11 +192,3 @@ def timestamp(step: JSON, last: str) -> str:
     """The step's timestamp when it is RFC 3339, else ``last`` (the one before it)."""
     ts = step.get("timestamp")
     return ts if isinstance(ts, str) and RFC3339_RE.match(ts) else last
-
-
-def text_of(step: JSON) -> str:
-    """A step's message as text (copied context summarised at a continuation)."""
-    msg = step.get("message")
-    if isinstance(msg, str):
-        return msg
-    return "".join(p.get("text") or "" for p in msg or [] if isinstance(p, dict))
