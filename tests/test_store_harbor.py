@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from trajset.pipeline import ExportOptions, RunOptions, run_export
+from trajset.pipeline import ExportOptions, RunOptions, read_store, run_export
 from trajset.pipeline.outputs.scores import pass_at_k
 from trajset.pipeline.stores import detect_kind, discover
 
@@ -74,7 +74,19 @@ def test_the_fixture_folder_gives_the_trees_outcomes_and_pairs_its_notes_state(
     assert details["rewards"] == {"reward": 0.5, "file_exists": 1.0, "exact_content": 0.0}
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert "pass@1" in (tmp_path / "out" / "README.md").read_text()
-    assert manifest["counts"].get("reader", manifest["counts"]) is not None
+    counts = manifest["counts"]
+    assert counts["forks"] == 3  # one per task tree; the subagent sessions are linear
+    assert counts["reader/harbor/trials"] == 10
+    assert counts["reader/harbor/trials_without_trajectory"] == 1  # the sandbox failure
+    assert counts["reader/harbor/trials_incomplete"] == 1
+    assert counts["reader/harbor/subagent_refs_dangling"] == 3  # Lh4nR8x's, kept as links
+    running = [
+        e.raw["harbor:trial"]
+        for s in read_store(CLAUDE)
+        for e in s.entries
+        if e.raw.get("ns") == "harbor:trial"
+    ]
+    assert [(t["name"], t["incomplete"]) for t in running] == [("word-freq__e9WmK4p", True)]
 
 
 def test_under_score_no_pair_prefers_a_lower_reward(tmp_path: Path) -> None:
