@@ -70,7 +70,8 @@ def test_empty_states_render_without_errors(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(out), "--out", str(tmp_path / "r.html")])
     assert result.exit_code == 0, result.output
     page = (tmp_path / "r.html").read_text()
-    assert page.count("no values in this export") == 3  # scores, branching, margins
+    assert page.count("no values in this export") == 4  # scores, branching, margins, tasks
+    assert "no task has scored attempts" in page
     assert "no preference pairs in this export" in page
     (tmp_path / "bare").mkdir()
     result = CliRunner().invoke(app, ["report", str(tmp_path / "bare")])

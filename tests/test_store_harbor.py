@@ -14,6 +14,7 @@ import pytest
 
 from trajset.pipeline import ExportOptions, RunOptions, read_store, run_export
 from trajset.pipeline.outputs.scores import pass_at_k
+from trajset.pipeline.report import render, report_data
 from trajset.pipeline.stores import detect_kind, discover
 
 from .conftest import UPSTREAM
@@ -151,3 +152,17 @@ def _harbors(n: int, c: int, k: int) -> float:
 def test_pass_at_k_is_harbors(n: int, c: int) -> None:
     for k in range(1, n + 1):
         assert pass_at_k(n, c, k) == pytest.approx(_harbors(n, c, k))
+
+
+def test_the_report_shows_each_tasks_score_distribution_and_pass_at_k(tmp_path: Path) -> None:
+    _export(HARBOR, tmp_path / "out")
+    data = report_data(tmp_path / "out")
+    tasks = {(t["name"], t["agent"]): t for t in data["tasks"]}
+    terminus = tasks[("hello-world", "terminus-2 (openai/gpt-4o)")]
+    assert terminus["distribution"] == [[0.0, 1], [1.0, 3]]
+    assert terminus["pass_at_k"] == pytest.approx({str(k): _harbors(4, 3, k) for k in (1, 2, 4)})
+    assert tasks[("hello-world", "openhands (openai/gpt-4o)")]["pass_at_k"] == {}  # 0.5: no pass@k
+    claude = tasks[("word-freq", "claude-code (claude-sonnet-4-5)")]
+    assert (claude["attempts"], claude["distribution"]) == (2, [[0.25, 1], [1.0, 1]])
+    page = render(data)
+    assert "0 ×1 · 1 ×3" in page and "Mean outcome score per task" in page

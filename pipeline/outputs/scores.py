@@ -47,6 +47,7 @@ class TaskScores:
 
     session_id: str
     name: str
+    agent: str = ""  # the agent and model that made the attempts
     scores: list[float | None] = field(default_factory=list)
     passed: list[bool | None] = field(default_factory=list)
 
@@ -62,6 +63,13 @@ class TaskScores:
             for s, p in zip(self.scores, self.passed, strict=True)
         )
 
+    def distribution(self) -> list[tuple[float, int]]:
+        """Each score the attempts got, lowest first, with how many got it."""
+        counts: dict[float, int] = {}
+        for v in self.scored:
+            counts[v] = counts.get(v, 0) + 1
+        return sorted(counts.items())
+
     def pass_at(self) -> dict[int, float]:
         if not self.binary:
             return {}
@@ -71,10 +79,12 @@ class TaskScores:
     def to_json(self) -> JSON:
         s = self.scored
         return {
-            "session_id": self.session_id, "name": self.name, "attempts": len(self.scores),
+            "session_id": self.session_id, "name": self.name, "agent": self.agent,
+            "attempts": len(self.scores),
             "scored": len(s), "mean": sum(s) / len(s) if s else None,
             "min": min(s, default=None), "max": max(s, default=None),
             "passed": sum(p is True for p in self.passed),
+            "distribution": [list(d) for d in self.distribution()],
             "pass_at_k": {str(k): v for k, v in self.pass_at().items()},
         }  # fmt: skip
 
@@ -92,8 +102,17 @@ def task_scores(folder: Path) -> list[TaskScores]:
             t = tasks.setdefault(sid, TaskScores(sid, _name(row["details"]) or sid))
             t.scores.append(row["score"])
             t.passed.append(row["pass"])
-    found = [t for t in tasks.values() if t.scored]
-    return sorted(found, key=lambda t: (t.name, t.session_id))
+    found = {sid: t for sid, t in tasks.items() if t.scored}
+    for shard in sorted((folder / "data" / "trajectories").glob("*.parquet")) if found else []:
+        cols = ["session_id", "agent_name", "model_name"]
+        for row in (
+            pl.read_parquet(shard, columns=cols)
+            .unique("session_id", keep="first", maintain_order=True)
+            .to_dicts()
+        ):
+            if (t := found.get(row["session_id"])) is not None and not t.agent:
+                t.agent = " ".join(f"{row['agent_name'] or ''} ({row['model_name'] or ''})".split())
+    return sorted(found.values(), key=lambda t: (t.name, t.agent, t.session_id))
 
 
 def _name(details: str | None) -> str:
@@ -114,7 +133,8 @@ def overall(tasks: list[TaskScores]) -> dict[int, float]:
     return {k: sum(p[k] for p in per) / len(per) for k in ks}
 
 
-def _num(v: float | None) -> str:
+def score_text(v: float | None) -> str:
+    """A score or pass@k as the card and the report print it (3 significant digits)."""
     return "" if v is None else f"{v:.3g}"
 
 
@@ -132,13 +152,20 @@ def card_section(tasks: list[TaskScores]) -> list[str]:
         lines.append(
             "Over all tasks: " + ", ".join(f"pass@{k} {v:.3f}" for k, v in o.items()) + "."
         )
-    head = "| task | attempts | scored | mean | min | max |" + "".join(f" pass@{k} |" for k in ks)
-    lines += ["", head, "|---|" + "---:|" * (5 + len(ks))]
+    head = "| task | agent | attempts | scored | mean | min | max |"
+    head += "".join(f" pass@{k} |" for k in ks)
+    lines += ["", head, "|---|---|" + "---:|" * (5 + len(ks))]
     for t in tasks[:CARD_TASKS]:
         j, p = t.to_json(), t.pass_at()
-        cells = [j["attempts"], j["scored"], _num(j["mean"]), _num(j["min"]), _num(j["max"])]
-        cells += [_num(p.get(k)) for k in ks]
-        lines.append(f"| {t.name} | " + " | ".join(str(c) for c in cells) + " |")
+        cells = [
+            j["attempts"],
+            j["scored"],
+            score_text(j["mean"]),
+            score_text(j["min"]),
+            score_text(j["max"]),
+        ]
+        cells += [score_text(p.get(k)) for k in ks]
+        lines.append(f"| {t.name} | {t.agent} | " + " | ".join(str(c) for c in cells) + " |")
     if len(tasks) > CARD_TASKS:
         lines.append(f"\n({len(tasks) - CARD_TASKS} more tasks; every one is in the report.)")
     lines.append("")

@@ -2,7 +2,8 @@
 
 The page holds its data, styles and script inline (no network, no CDN):
 counts per table, histograms of outcome scores, steps, tokens, branching
-and pair margins (``plots.py``), the redaction summary, and every session's
+and pair margins (``plots.py``), the redaction summary, every task's
+outcome scores with pass@k (``outputs/scores.py``), and every session's
 tree with forks, the preferred path, abandoned branches, outcome scores at
 the leaves and a view of each step (``data.py`` reads them, ``page.js``
 draws them).  An export with no preferences, no outcomes or one session
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..outputs.files import atomic_write
+from ..outputs.scores import score_text
 from .data import report_data
 from .plots import histogram
 
@@ -59,6 +61,41 @@ def _redaction(manifest: JSON) -> str:
     return "".join(lines)
 
 
+def _distribution(counts: list[list[float]]) -> str:
+    """A task's scores as ``value ×count``, or a summary when they take many values."""
+    if len(counts) <= 8:
+        return " · ".join(f"{score_text(v)} ×{int(c)}" for v, c in counts)
+    return (
+        f"{len(counts)} distinct scores, {score_text(counts[0][0])} to {score_text(counts[-1][0])}"
+    )
+
+
+def _tasks(data: JSON) -> str:
+    """Every task whose attempts were scored: its score distribution and pass@k."""
+    tasks = data["tasks"]
+    if not tasks:
+        return '<p class="empty">no task has scored attempts (test or task outcomes)</p>'
+    ks = sorted({int(k) for t in tasks for k in t["pass_at_k"]})
+    over = data["tasks_pass_at_k"]
+    lines = [f"<p>{len(tasks):,} tasks with scored attempts"
+             + ("; over all tasks: " + ", ".join(f"pass@{k} {v:.3f}" for k, v in over.items())
+                if over else "") + ".</p>"]  # fmt: skip
+    head = "".join(f"<th class='num'>pass@{k}</th>" for k in ks)
+    lines.append("<table id='tasks'><thead><tr><th>task</th><th>agent</th><th class='num'>attempts</th>"
+                 "<th class='num'>scored</th><th class='num'>mean</th><th>scores</th>"
+                 f"{head}</tr></thead><tbody>")  # fmt: skip
+    for t in tasks:
+        cells = "".join(
+            f"<td class='num'>{score_text(t['pass_at_k'].get(str(k)))}</td>" for k in ks
+        )
+        lines.append(f"<tr><td title='{escape(t['session_id'])}'>{escape(t['name'])}</td>"
+                     f"<td>{escape(t['agent'])}</td>"
+                     f"<td class='num'>{t['attempts']}</td><td class='num'>{t['scored']}</td>"
+                     f"<td class='num'>{score_text(t['mean'])}</td>"
+                     f"<td>{escape(_distribution(t['distribution']))}</td>{cells}</tr>")  # fmt: skip
+    return "".join(lines) + "</tbody></table>"
+
+
 def render(data: JSON) -> str:
     """The page for ``report_data`` output."""
     d = data["distributions"]
@@ -68,6 +105,7 @@ def render(data: JSON) -> str:
         histogram(d["tokens"], "Tokens per trajectory (prompt + completion)", integer=True),
         histogram(d["branching"], "Branches per fork", integer=True),
         histogram(d["margin"], "Preference pair margin"),
+        histogram(d["task_mean"], "Mean outcome score per task"),
     ]
     counts = list(data["counts"].items())
     pairs = sorted(data["pairs"].items()) or [("none", "no preference pairs in this export")]
@@ -95,6 +133,7 @@ def render(data: JSON) -> str:
 <div><h3>Redaction</h3>{_redaction(m)}</div>
 </div></section>
 <section><h2>Distributions</h2><div class="grid">{"".join(plots)}</div></section>
+<section><h2>Outcome scores per task</h2>{_tasks(data)}</section>
 <section><h2>Sessions</h2>
 <div class="controls"><input id="search" type="search" placeholder="Search session id, leaf id or label">
 <button id="prev" type="button">Previous</button><button id="next" type="button">Next</button></div>

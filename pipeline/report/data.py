@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..outputs.scores import overall, task_scores
 from ..tables import SCHEMAS
 
 JSON = Any
@@ -164,6 +165,7 @@ def report_data(folder: Path) -> JSON:
     traj = trajectories.to_pylist()
     counts = {name: row_count(folder, name) for name in SCHEMAS}
     prefs = preferences.to_pylist()
+    tasks = task_scores(folder)
     return {
         "title": folder.resolve().name,
         "counts": counts,
@@ -184,7 +186,10 @@ def report_data(folder: Path) -> JSON:
             ],
             "branching": [c for tree in trees for c in tree.forks()],
             "margin": [p["margin"] for p in prefs if p["margin"] is not None],
+            "task_mean": [t.to_json()["mean"] for t in tasks],
         },
+        "tasks": [t.to_json() for t in tasks],
+        "tasks_pass_at_k": {str(k): v for k, v in overall(tasks).items()},
         "pairs": dict(Counter(f"{p['granularity']}/{p['kind']}" for p in prefs)),
         "outcome_kinds": dict(Counter(o["kind"] for o in outcomes.to_pylist())),
         "sessions": [t.to_json() for t in trees],
