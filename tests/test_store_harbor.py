@@ -16,6 +16,7 @@ from trajset.pipeline import ExportOptions, RunOptions, read_store, run_export
 from trajset.pipeline.outputs.scores import pass_at_k
 from trajset.pipeline.report import render, report_data
 from trajset.pipeline.stores import detect_kind, discover
+from trajset.pipeline.stores.harbor.units import Group
 
 from .conftest import UPSTREAM
 
@@ -33,7 +34,7 @@ def _export(store: Path, out: Path) -> tuple[list[dict], list[dict], list[dict],
 def test_detection_and_units() -> None:
     for path in (HARBOR, TERMINUS.parent, TERMINUS, TERMINUS / "hello-world__GcS7m2Q"):
         assert detect_kind(path) == "harbor", path
-    assert [Path(u.name).name for u in discover([HARBOR])] == [
+    assert [Path(u.name).parent.name for u in discover([HARBOR])] == [
         "2025-12-30__11-30-00",
         "2025-12-30__10-00-00",
         "2026-01-20__08-00-00",
@@ -152,6 +153,26 @@ def _harbors(n: int, c: int, k: int) -> float:
 def test_pass_at_k_is_harbors(n: int, c: int) -> None:
     for k in range(1, n + 1):
         assert pass_at_k(n, c, k) == pytest.approx(_harbors(n, c, k))
+
+
+def test_a_unit_is_one_group_and_the_jobs_own_files_are_reported_once(tmp_path: Path) -> None:
+    job = shutil.copytree(TERMINUS, tmp_path / "job")
+    for trial in ("word-freq__J8kd2Lm", "word-freq__r5TnV3c"):
+        shutil.copytree(CLAUDE / trial, job / trial)
+    shutil.copytree(CLAUDE / "word-freq__J8kd2Lm", job / "broken__Aa1")
+    (job / "broken__Aa1" / "lock.json").write_text('{"task": ')
+    (job / "result.json").write_text('{"id": "cut short')
+    units = discover([job])
+    assert [len(Group.of(u.key).trials) for u in units] == [4 + 1, 2]  # by task; the broken first
+    assert [Group.of(u.key).first for u in units] == [True, False]
+    trajs, _, _, run = _export(job, tmp_path / "out")
+    assert sorted((Path(e.source).name, e.kind) for e in run.errors) == [
+        ("lock.json", "truncated"),
+        ("result.json", "truncated"),
+    ]
+    assert len([t for t in trajs if t["outcome_label"]]) == 6
+    counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
+    assert counts["reader/harbor/trials"] == 6 and counts["reader/harbor/trials_unreadable"] == 1
 
 
 def test_the_report_shows_each_tasks_score_distribution_and_pass_at_k(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """Harbor job folders (specs/harbor-jobs.md): ``jobs/<job>/<trial>/`` with ATIF trajectories.
 
-A unit is one job (``layout.py``), since the trials of a task are grouped
-across it: by task, checksum, agent and model (``tree.group_key``), never by
-folder name.  Each group is one session tree (``tree.py``) whose branches are
+The trials of a task are grouped across a job: by task, checksum, agent and
+model (``tree.group_key``), never by folder name, and a unit is one group
+(``units.py``).  Each group is one session tree (``tree.py``) whose branches are
 its trials, forked at the last step they share, each ending in its verifier
 reward as an outcome (``outcomes.py``); ``--prefer score`` then keeps the
 best-rewarded trial and pairs it with the others.  A trial's ATIF documents
@@ -27,6 +27,7 @@ from ..base import Loaded, Reader, Reads, Unit, UnitOptions, converted_session, 
 from . import layout
 from .tree import Job, branches, group_key, header, subagent, subagent_docs
 from .trials import Trial, is_trial, read_json, read_trial
+from .units import Group, groups
 
 JSON = Any
 SINGLE = "trial"  # the key of a unit that is one bare trial folder
@@ -43,10 +44,15 @@ class HarborReader(Reader):
     def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
         if is_trial(path):
             return [self.unit(tuple(layout.trial_inputs(path)), key=SINGLE, name=str(path))]
-        return [
-            self.unit(tuple(layout.job_inputs(job, layout.trial_dirs(job))), name=str(job))
-            for job in layout.jobs(path)
-        ]
+        out: list[Unit] = []
+        for job in layout.jobs(path):
+            own = layout.job_inputs(job, [])
+            for group in groups(layout.trial_dirs(job)):
+                trials = [job / name for name in group.trials]
+                files = own + layout.job_inputs(job, trials)[len(own) :]
+                # named by its first trial: a label of its own (batches, resume markers)
+                out.append(self.unit(tuple(files), key=group.key, name=str(trials[0])))
+        return out
 
     def foreign_folders(self, store: Path) -> dict[str, str]:
         if is_trial(store):
@@ -69,20 +75,21 @@ class HarborReader(Reader):
         return "sha256:" + digest.hexdigest(), size
 
     def load(self, unit: Unit) -> Loaded:
-        folder = Path(unit.name)
         out: Loaded = []
-        job = Job(folder.parent.name if unit.key == SINGLE else folder.name, folder.name)
-        if unit.key != SINGLE:
-            job.config, job.result = (
-                _job_record(folder, "config.json", out),
-                _job_record(folder, "result.json", out),
+        single = unit.key == SINGLE
+        folder = Path(unit.name) if single else Path(unit.name).parent  # a trial, or its job
+        group = Group(True, (folder.name,)) if single else Group.of(unit.key)
+        job = Job(folder.parent.name if single else folder.name, folder.name)
+        if not single:
+            errors: Loaded = out if group.first else []  # the job's first unit reports them
+            job.config, job.result, job.lock = (
+                _job_record(folder / name, errors) for name in layout.JOB_FILES
             )
-            job.lock = _job_record(folder, "lock.json", out)
         job.id = str((job.result or {}).get("id") or job.id)
         counts: Counter[str] = Counter()
         trials: dict[tuple[str, str, str, str], list[Trial]] = defaultdict(list)
         seen: set[str] = set()
-        for path in [folder] if unit.key == SINGLE else layout.trial_dirs(folder):
+        for path in [folder] if single else [folder / name for name in group.trials]:
             try:
                 t = read_trial(path)
             except SessionReadError as exc:
@@ -102,7 +109,7 @@ class HarborReader(Reader):
         for key in sorted(trials):
             out.extend(_group(job, key, trials[key], str(folder)))
         first = next((s for s in out if isinstance(s, Session)), None)
-        if first is not None:  # the job's counts, once
+        if first is not None:  # the unit's counts, once
             first.counts = dict(Counter(first.counts) + counts)
         return out
 
@@ -110,14 +117,13 @@ class HarborReader(Reader):
         return []  # subagent sessions are in their tree's unit; no other unit links here
 
 
-def _job_record(folder: Path, name: str, out: Loaded) -> dict[str, JSON] | None:
-    """A job's ``config.json`` or ``result.json``; one that does not read is an error row,
-    and the trials are read without it."""
-    path = folder / name
+def _job_record(path: Path, out: Loaded) -> dict[str, JSON] | None:
+    """A job's ``config.json``, ``result.json`` or ``lock.json``; one that does not read is
+    an error row, and the trials are read without it."""
     if not path.is_file():
         return None
     try:
-        value = read_json(path, f"the job's {name}")
+        value = read_json(path, f"the job's {path.name}")
     except SessionReadError as exc:
         out.append(exc)
         return None

@@ -173,12 +173,18 @@ def _document(path: Path) -> dict[str, JSON]:
     return doc
 
 
+def read_records(folder: Path) -> Trial:
+    """A trial folder's ``result.json`` and ``lock.json``, without its rewards and documents
+    (what grouping needs); ``SessionReadError`` for one that does not read."""
+    result = _object(folder / "result.json", "result.json")
+    return Trial(folder, result, _object(folder / "lock.json", "lock.json"), None)
+
+
 def read_trial(folder: Path) -> Trial:
     """A trial folder's records and documents; ``SessionReadError`` for a file that does not
     read (the trial then has no branch: its error row names that file)."""
-    result = _object(folder / "result.json", "result.json")
-    lock = _object(folder / "lock.json", "lock.json")
-    trial = Trial(folder, result, lock, _rewards(folder, result))
+    trial = read_records(folder)
+    trial.rewards = _rewards(folder, trial.result)
     agent = folder / "agent"
     name: str | None = MAIN
     seen: set[str] = set()
