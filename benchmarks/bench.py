@@ -9,6 +9,7 @@
     python benchmarks/bench.py --format gemini-cli --write benchmarks/RESULTS.md   # Gemini CLI chats
     python benchmarks/bench.py --format pi --write benchmarks/RESULTS.md   # Pi sessions
     python benchmarks/bench.py --format opencode --write benchmarks/RESULTS.md   # an OpenCode database
+    python benchmarks/bench.py --format harbor --sessions 1000 --write benchmarks/RESULTS.md   # a Harbor job
 
 For the corpus (``corpus.py``, or ``einox_corpus.py``/``codex_corpus.py`` with ``--format``; seed 1) this
 measures, in one run:
@@ -57,6 +58,7 @@ from codex_corpus import build_codex_corpus
 from corpus import build_corpus
 from einox_corpus import build_einox_corpus
 from gemini_corpus import build_gemini_corpus
+from harbor_corpus import build_harbor_corpus
 from opencode_corpus import build_opencode_corpus
 from pi_corpus import build_pi_corpus
 
@@ -67,6 +69,7 @@ BUILDERS = {
     "gemini-cli": build_gemini_corpus,
     "pi": build_pi_corpus,
     "opencode": build_opencode_corpus,
+    "harbor": build_harbor_corpus,
 }
 
 CHILD = """

@@ -8,6 +8,7 @@
     python benchmarks/corpus.py corpus /tmp/gx --format gemini-cli --sessions 200 --tool-output-kb 36
     python benchmarks/corpus.py corpus /tmp/px --format pi --sessions 200 --tool-output-kb 36
     python benchmarks/corpus.py corpus /tmp/ox --format opencode --sessions 200 --tool-output-kb 36
+    python benchmarks/corpus.py corpus /tmp/hj --format harbor --sessions 1000 --tool-output-kb 4
 
 The sample store is committed as package data; ``tests/test_sample_store.py``
 checks that it still equals what ``build_sample_store`` writes.
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the builder lives in tests/
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # texts.py, when imported by path
 from texts import sentence, tool_output
 
 from tests.builder import SessionBuilder
@@ -492,7 +494,7 @@ def main() -> None:
     )
     ap.add_argument(
         "--format", choices=["agentsession", *OTHERS], default="agentsession",
-        help="store kind of the corpus (einox_, codex_, gemini_, pi_ or opencode_corpus.py)",
+        help="store kind of the corpus (einox_, codex_, gemini_, pi_, opencode_ or harbor_corpus.py)",
     )  # fmt: skip
     ap.add_argument(
         "--compact-every", type=int, default=0,
@@ -527,6 +529,7 @@ OTHERS = {
     "gemini-cli": ("gemini_corpus", "build_gemini_corpus"),
     "pi": ("pi_corpus", "build_pi_corpus"),
     "opencode": ("opencode_corpus", "build_opencode_corpus"),
+    "harbor": ("harbor_corpus", "build_harbor_corpus"),
 }
 
 

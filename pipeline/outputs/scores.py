@@ -103,16 +103,21 @@ def task_scores(folder: Path) -> list[TaskScores]:
             t.scores.append(row["score"])
             t.passed.append(row["pass"])
     found = {sid: t for sid, t in tasks.items() if t.scored}
-    for shard in sorted((folder / "data" / "trajectories").glob("*.parquet")) if found else []:
-        cols = ["session_id", "agent_name", "model_name"]
-        for row in (
-            pl.read_parquet(shard, columns=cols)
-            .unique("session_id", keep="first", maintain_order=True)
-            .to_dicts()
-        ):
-            if (t := found.get(row["session_id"])) is not None and not t.agent:
-                t.agent = " ".join(f"{row['agent_name'] or ''} ({row['model_name'] or ''})".split())
+    for sid, agent in _agents(folder, set(found)).items():
+        found[sid].agent = agent
     return sorted(found.values(), key=lambda t: (t.name, t.agent, t.session_id))
+
+
+def _agents(folder: Path, sessions: set[str]) -> dict[str, str]:
+    """``agent (model)`` of each of ``sessions``, from its first trajectory."""
+    out: dict[str, str] = {}
+    for shard in sorted((folder / "data" / "trajectories").glob("*.parquet")) if sessions else []:
+        frame = pl.read_parquet(shard, columns=["session_id", "agent_name", "model_name"])
+        for row in frame.unique("session_id", keep="first", maintain_order=True).to_dicts():
+            sid, agent, model = row["session_id"], row["agent_name"] or "", row["model_name"]
+            if sid in sessions and sid not in out:
+                out[sid] = f"{agent} ({model})" if model else agent
+    return out
 
 
 def _name(details: str | None) -> str:
