@@ -18,6 +18,7 @@ The config file (``--config FILE.toml``)::
     license = "mit"
     redact = ["pii"]
     secret_env = ["OPENAI_API_KEY"]
+    redact_terms = "private/terms.txt"   # names, companies, codenames: one per line
     workers = 4
 
     [[redact.rules]]
@@ -36,7 +37,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from trajset.redactors import Redactor, RuleError, build_redactor, custom_rule, selected_rules
+from trajset.redactors import (
+    Redactor,
+    RuleError,
+    Terms,
+    build_redactor,
+    custom_rule,
+    read_terms,
+    selected_rules,
+)
 
 from .errors import UsageError
 from .splits import Splits, parse_splits
@@ -67,6 +76,7 @@ EXPORT_KEYS: dict[str, type] = {
     "license": str,
     "redact": list,
     "secret_env": list,
+    "redact_terms": str,
     "workers": int,
     "no_redact": bool,
     "store_kind": str,
@@ -108,6 +118,7 @@ class ExportOptions:
     redact_rules: tuple[str, ...] = ()  # versioned names; empty with redact=True: the default set
     custom_rules: tuple[tuple[str, str], ...] = ()  # (versioned name, pattern) from --config
     secret_count: int = 0  # how many literal secrets were given (the values are never stored)
+    term_count: int = 0  # how many --redact-terms were given (never the terms)
     where: str | None = None
     license: str = "other"
     reader_options: tuple[tuple[str, str], ...] = ()  # NAME=VALUE for the store reader
@@ -134,11 +145,11 @@ class ExportOptions:
         """The redaction rules in force, as versioned names (written into the manifest)."""
         return self.builtin_rules() + [name for name, _ in self.custom_rules if self.redact]
 
-    def redactor(self, secrets: list[str]) -> Redactor:
+    def redactor(self, secrets: list[str], terms: list[str] | tuple[str, ...] = ()) -> Redactor:
         custom = [{"name": n, "pattern": p} for n, p in self.custom_rules] if self.redact else []
         with rule_errors_are_usage_errors():
             return build_redactor(
-                self.builtin_rules(), secrets=secrets, homes=self.homes, custom=custom
+                self.builtin_rules(), secrets=secrets, homes=self.homes, custom=custom, terms=terms
             )
 
 
@@ -187,6 +198,7 @@ class RunOptions:
     ray_address: str | None = None  # a Ray cluster to join (--executor ray)
     keep_state: bool = False  # keep .trajset/ parts and markers for an incremental resume
     secrets: tuple[str, ...] = field(default=(), repr=False)
+    terms: tuple[str, ...] = field(default=(), repr=False)  # --redact-terms, never stored
     settings: RunSettings = field(default_factory=RunSettings)
 
 
@@ -285,13 +297,26 @@ def _split_by(flags: dict[str, Any], conf: dict[str, Any]) -> str | None:
     return column
 
 
+def _terms(flags: dict[str, Any], conf: dict[str, Any]) -> list[str]:
+    """The terms of ``--redact-terms FILE`` (or ``export.redact_terms``), checked."""
+    path = _pick(flags.get("redact_terms"), conf, "redact_terms", None)
+    if path is None:
+        return []
+    with rule_errors_are_usage_errors():
+        terms = read_terms(Path(path))
+        Terms.of(terms)  # fail early on a term too short
+    return terms
+
+
 def _redaction(
     flags: dict[str, Any], conf: dict[str, Any], custom: list[dict[str, Any]]
 ) -> tuple[bool, list[str], list[Any], list[str]]:
     """(redact, built-in rule names, custom rules, literal secrets), checked."""
-    cli_redaction = any(flags.get(k) for k in ("redact", "secret", "secret_env"))
+    cli_redaction = any(flags.get(k) for k in ("redact", "secret", "secret_env", "redact_terms"))
     if flags.get("no_redact") and cli_redaction:
-        raise UsageError("--no-redact cannot be combined with --redact, --secret or --secret-env")
+        raise UsageError(
+            "--no-redact cannot be combined with --redact, --secret, --secret-env or --redact-terms"
+        )
     no_redact = bool(_pick(flags.get("no_redact"), conf, "no_redact", False))
     if flags.get("no_redact") is None and cli_redaction:
         no_redact = False  # a redaction flag on the command line wins over no_redact in the file
@@ -314,12 +339,14 @@ def resolve(
 ) -> tuple[ExportOptions, RunOptions]:
     """Merge the command line (``None`` = not given), the config file and the defaults.
 
-    ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env, where,
+    ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env,
+    redact_terms, where,
     license, workers, executor, ray_address, keep_state, mode, reader_option, home,
     max_media_bytes, dedup, dedup_threshold, kto_from, split, split_by.
     """
     conf, custom = load_config(config) if config else ({}, [])
     redact, names, rules, secrets = _redaction(flags, conf, custom)
+    terms = _terms(flags, conf) if redact else []
     workers = _pick(flags.get("workers"), conf, "workers", None)
     workers = default_workers if workers is None else workers
     if workers < 1:
@@ -335,6 +362,7 @@ def resolve(
         redact_rules=tuple(names),
         custom_rules=tuple((r.name, r.pattern.pattern) for r in rules),
         secret_count=len(secrets),
+        term_count=len(terms),
         where=_pick(flags.get("where"), conf, "where", None),
         license=_pick(flags.get("license"), conf, "license", "other"),
         reader_options=reader_options(_pick(flags.get("reader_option"), conf, "reader_option", [])),
@@ -354,5 +382,6 @@ def resolve(
         ray_address=_pick(flags.get("ray_address"), conf, "ray_address", None),
         keep_state=bool(_pick(flags.get("keep_state"), conf, "keep_state", False)),
         secrets=tuple(secrets),
+        terms=tuple(terms),
     )
     return options, run

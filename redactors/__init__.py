@@ -8,7 +8,8 @@ rule or a group (``pii``, ``network``, ``all``).  Adding a rule family is one
 module, one registry line and one test file.
 
 Findings become ``[REDACTED:<rule>:<n>]`` (never a character of the secret),
-numbered per tree; home paths become ``~``.
+numbered per tree; home paths become ``~``.  ``--redact-terms FILE`` adds the
+names a team lists (``terms.py``).
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ from .engine import MIN_LENGTH, Redactor, StringRule, TreeReport
 from .home_paths import HomePaths
 from .no_passthrough import strip_raw_items
 from .secrets import LiteralSecrets
+from .terms import Terms, read_terms
 
 #: every detector rule by versioned name, in the order they run
 REGISTRY: dict[str, Rule] = {r.name: r for r in [*detectors.RULES, *passwords.RULES, *pii.RULES]}
 #: rules that are not string detectors
-SPECIAL = ("secrets_v1", "home_paths_v2", "environment_v1", "no_passthrough_v1")
+SPECIAL = ("secrets_v1", "term_v1", "home_paths_v2", "environment_v1", "no_passthrough_v1")
 GROUPS = {
-    "default": [n for n, r in REGISTRY.items() if not r.opt_in] + ["secrets_v1", "home_paths_v2"],
-    "pii": ["email_v1", "ipv4_v1", "ipv6_v1", "phone_v1", "home_paths_v2"],
+    "default": [n for n, r in REGISTRY.items() if not r.opt_in]
+    + ["secrets_v1", "term_v1", "home_paths_v2"],
+    "pii": ["email_v2", "ipv4_v1", "ipv6_v1", "phone_v1", "home_paths_v2"],
     "network": ["ipv4_v1", "ipv6_v1"],
     "all": [*REGISTRY, *SPECIAL],
 }
@@ -71,8 +74,10 @@ def build_redactor(
     secrets: Sequence[str] = (),
     homes: Sequence[str] = (),
     custom: Sequence[Mapping[str, object]] = (),
+    terms: Sequence[str] = (),
 ) -> Redactor:
-    """The redactor for the given versioned names (literal secrets first, then detectors, then paths)."""
+    """The redactor for the given versioned names: literal secrets, detectors, custom rules,
+    listed terms, then home paths."""
     rules: list[StringRule] = []
     shortest = MIN_LENGTH
     if "secrets_v1" in names and secrets:
@@ -81,6 +86,8 @@ def build_redactor(
         shortest = min(shortest, *(len(s) for s in secrets if s))
     rules.extend(REGISTRY[n] for n in names if n in REGISTRY)
     rules.extend(custom_rule(spec) for spec in custom)
+    if "term_v1" in names and terms:
+        rules.append(Terms.of(terms))
     if "home_paths_v2" in names:
         rules.append(HomePaths.of(tuple(homes)))
     return Redactor(
@@ -139,6 +146,7 @@ __all__ = [
     "build_redactor",
     "count_placeholders",
     "custom_rule",
+    "read_terms",
     "resolve",
     "selected_rules",
     "strip_raw_items",

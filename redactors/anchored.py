@@ -1,6 +1,6 @@
 """``finditer`` of a pattern, tried only where a match can start: next to its anchor.
 
-The assignment rules (``credential_assignment_v2``, ``password_assignment_v1``)
+The assignment rules (``credential_assignment_v3``, ``password_assignment_v2``)
 name a secret: every match starts inside one run of name characters
 (``[a-z0-9_.-]`` under ``(?i)``) that holds a keyword such as ``pass`` or
 ``token``.  ``re`` tries such a pattern at every position of a string, which

@@ -11,8 +11,8 @@ counts, and values stop at a backslash.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 
 from .anchored import NOWHERE, Anchor
 from .base import Rule, entropy
@@ -43,6 +43,53 @@ def _credential_value(m: re.Match[str]) -> bool:
     return entropy(value) >= 3.0
 
 
+def _not_in_url(m: re.Match[str]) -> bool:
+    """Not a URL's ``user:password@`` (``url_credentials`` finds that, and the value of an
+    assignment read there would run on over the host and path)."""
+    before = m.string[max(0, m.start() - 4) : m.start()]
+    return not before.endswith(("://", ":\\/\\/")) and _credential_value(m)
+
+
+@dataclass(frozen=True)
+class PairedSecret(Rule):
+    """The secret half of a key pair: a value assigned to the secret's name (``pattern``), or,
+    as TruffleHog's detectors pair them, a value of the secret's shape (``secret``, group 1)
+    within ``near`` characters of the pair's key id (``key_id``)."""
+
+    key_id: re.Pattern[str] = re.compile(r"(?!)")
+    secret: re.Pattern[str] = re.compile(r"(?!)")
+    near: int = 256
+    #: a JSON member holding the secret (``"SecretAccessKey"`` in the AWS CLI's output)
+    member: re.Pattern[str] = re.compile(r"(?!)")
+
+    def names_secret(self, name: str) -> bool:
+        return self.member.fullmatch(name) is not None
+
+    def secret_member(self, name: str, value: str) -> bool:
+        m = self.secret.fullmatch(value)
+        return self.names_secret(name) and m is not None and _mixed(m.group(1))
+
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        yield from super().spans(text)
+        for m in self.key_id.finditer(text):
+            lo, hi = max(0, m.start() - self.near), min(len(text), m.end() + self.near)
+            for s in self.secret.finditer(text, lo, hi):
+                if _mixed(s.group(1)):
+                    yield s.span(1)
+
+
+def _mixed(value: str) -> bool:
+    """Base64 of random bytes: upper and lower case letters, not a hex digest, high entropy."""
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and not re.fullmatch(r"[0-9a-fA-F]+", value)
+        and entropy(value) >= 3.5
+    )
+
+
+_AWS_ID = r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"
+_ALIBABA_ID = r"LTAI[A-Za-z0-9]{12,20}"
 _PEM = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _ASSIGNED_NAME = (
     r"(?i:[a-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
@@ -59,15 +106,35 @@ RULES: list[Rule] = [
         "PRIVATE KEY",
         description="PEM private key blocks, also with escaped newlines",
     ),
-    _token("aws_access_key_id_v1", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", "AKIA|ASIA|ABIA|ACCA"),
-    Rule(
-        "aws_secret_access_key_v1",
+    _token("aws_access_key_id_v1", _AWS_ID, "AKIA|ASIA|ABIA|ACCA"),
+    PairedSecret(
+        "aws_secret_access_key_v2",
         re.compile(
-            r"(?i:aws_?secret_?(?:access_?)?key)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+            r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
+            r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
-        r"(?i:aws_?secret)",
+        r"(?i:aws_?secret|secret_?access)|AKIA|ASIA|ABIA|ACCA",
         group=1,
+        description="an AWS secret access key assigned to its name, or beside its key id",
+        key_id=re.compile(_B + _AWS_ID + _E),
+        secret=re.compile(r"(?<![A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        member=re.compile(r"(?i:(?:aws_?)?secret_?(?:access_?)?key)"),
     ),
+    _token("alibaba_access_key_id_v1", _ALIBABA_ID, "LTAI"),
+    PairedSecret(
+        "alibaba_secret_key_v1",
+        re.compile(
+            r"(?i:alibaba[\w.-]{0,20}secret[\w.-]{0,10}|access_?key_?secret)[\"']?\s*[:=]\s*[\"']?"
+            r"([A-Za-z0-9]{30})(?![A-Za-z0-9])"
+        ),
+        r"(?i:alibaba|access_?key_?secret)|LTAI",
+        group=1,
+        description="an Alibaba Cloud AccessKey secret assigned to its name, or beside its id",
+        key_id=re.compile(_B + _ALIBABA_ID + _E),
+        secret=re.compile(r"(?<![A-Za-z0-9/+=])([A-Za-z0-9]{30})(?![A-Za-z0-9/+=])"),
+        member=re.compile(r"(?i:access_?key_?secret)"),
+    ),
+    _token("azure_client_secret_v1", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", "Q~"),
     _token(
         "github_token_v1",
         r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
@@ -123,11 +190,11 @@ RULES: list[Rule] = [
         accept=_high_entropy(1),
     ),
     Rule(
-        "credential_assignment_v2",
+        "credential_assignment_v3",
         re.compile(_W + _ASSIGNED_NAME + _ASSIGNED + r"\s*[\"']?" + _VALUE),
         r"(?i:pass|pwd|secret|token|key)",
         group=1,
-        accept=_credential_value,
+        accept=_not_in_url,
         description="password=/secret:/token= style assignments and .env lines with a high-entropy value",
         anchor=replace(NAME_ANCHOR, follow=_ASSIGNED),
     ),

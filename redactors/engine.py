@@ -24,10 +24,11 @@ from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Session, validate_header
 
 from . import structure
-from .base import Placeholders
+from .base import PLACEHOLDER_RE, Placeholders
 from .environment import strip_environment, strip_environment_doc
 from .no_passthrough import strip_raw_items
 from .prefilter import TriggerSet
+from .spans import ESCAPE_TRIGGER, Decoded, Span, decode, join, outside
 
 JSON = Any
 NONE: frozenset[str] = frozenset()
@@ -37,6 +38,9 @@ MIN_LENGTH = 6  # no detector finds anything in a shorter string
 
 
 class StringRule(Protocol):
+    """A rule finding ``spans`` of a string (a placeholder replaces each), or, without
+    ``spans``, one that rewrites it with ``apply`` (home paths become ``~``)."""
+
     @property
     def name(self) -> str: ...
 
@@ -78,6 +82,22 @@ JSON_STYLES: tuple[dict[str, Any], ...] = (
 )
 
 
+def _replaced(
+    text: str, spans: list[Span], rules: Sequence[StringRule], placeholders: Placeholders
+) -> str:
+    """``text`` with a placeholder for each (joined) span, numbered by its decoded value (or
+    the rule's ``key`` of it: a term's every spelling is one value)."""
+    out, last = [], 0
+    for start, end, i in spans:
+        value = decode(text[start:end])
+        if (key := getattr(rules[i], "key", None)) is not None:
+            value = key(value)
+        out += [text[last:start], placeholders(rules[i].name, value)]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _reencode(original: str, decoded: JSON, redacted: JSON) -> str:
     """``redacted`` in the style ``original`` was written in (compact when none matches)."""
     body = original.strip()
@@ -108,9 +128,12 @@ class Redactor:
         #: rules that also judge a value by the name of the member holding it
         self.member_rules = [cast(MemberRule, r) for r in self.rules if hasattr(r, "secret_member")]
         self._member_names: dict[str, list[MemberRule]] = {}  # name -> the rules that judge it
-        self._triggers = TriggerSet([r.trigger for r in self.rules])
-        #: each rule's apply for a string that holds its trigger
-        self._apply = [getattr(r, "apply_fired", r.apply) for r in self.rules]
+        #: the last trigger is an escape's: the string may hold a secret in an encoded form
+        self._triggers = TriggerSet([*(r.trigger for r in self.rules), ESCAPE_TRIGGER])
+        self._escape = len(self.rules)
+        #: the rules that find spans, and those that rewrite (run after, on the result)
+        self._spans = [(i, r.spans) for i, r in enumerate(self.rules) if hasattr(r, "spans")]
+        self._rewrite = [(i, r.apply) for i, r in enumerate(self.rules) if not hasattr(r, "spans")]
 
     @property
     def active(self) -> bool:
@@ -131,13 +154,24 @@ class Redactor:
             if isinstance(decoded, dict | list):
                 redacted = self.value(decoded, placeholders, data=True)
                 return value if redacted is decoded else _reencode(value, decoded, redacted)
-        for i, apply in enumerate(self._apply):
+        found = self._found(value, fired)
+        if self._escape in fired and (d := Decoded.of(value)) is not None:
+            found += [
+                (*d.original(a, b), i)
+                for a, b, i in self._found(d.text, self._triggers.which(d.text))
+            ]
+        if found and "[REDACTED:" in value:
+            found = outside(found, [m.span() for m in PLACEHOLDER_RE.finditer(value)])
+        if found:
+            value = _replaced(value, join(found), self.rules, placeholders)
+        for i, apply in self._rewrite:
             if i in fired:
-                new = apply(value, placeholders)
-                if new is not value:  # the rules after it judge the text as it now is
-                    value = new
-                    fired = self._triggers.which(value)
+                value = apply(value, placeholders)
         return value
+
+    def _found(self, text: str, fired: set[int]) -> list[Span]:
+        """Every span the fired rules find in ``text``, each with its rule's index."""
+        return [(a, b, i) for i, spans in self._spans if i in fired for a, b in spans(text)]
 
     def value(
         self,

@@ -1,4 +1,4 @@
-"""``password_assignment_v1``: values assigned to password-like names, whatever their entropy.
+"""``password_assignment_v2``: values assigned to password-like names, whatever their entropy.
 
 ``password=changeme`` and ``DB_PASS=hunter2`` are credentials in a published
 dataset even though they look like words.  Names: ``password``, ``passwd``,
@@ -6,7 +6,8 @@ dataset even though they look like words.  Names: ``password``, ``passwd``,
 ``DB_PASSWORD``, ``client_secret``) and ``*_TOKEN``/``*_KEY``; forms: code and
 ``.env`` assignments, YAML and JSON members (also with escaped quotes), URL
 query parameters and command-line flags (``--password x``,
-``--password=x``).  Values that are clearly not secrets are kept: empty,
+``--password=x``), but not a URL's ``user:password@`` (``url_credentials``;
+v1 read ``token:x@host/path`` as an assignment running over the host).  Values that are clearly not secrets are kept: empty,
 masked (``***``), ``<placeholder>``, ``${VAR}``/``$VAR``/``%VAR%``, environment
 look-ups, function calls, type names and ``None``/``null``/``true``/``false``.
 """
@@ -55,6 +56,7 @@ def _variable(value: str, name: str) -> bool:
     return v == n or v.endswith("." + n) or bool(_ATTRIBUTE.fullmatch(value))
 
 
+_URL = ("://", ":\\/\\/")  # what precedes a URL's user name
 _BARE_NAMES = ("pass", "pwd")  # alone, only as ``pass=x`` (``2 pass: 10 fail`` is prose)
 
 
@@ -91,6 +93,8 @@ class PasswordRule(Rule):
                 sep = m.groupdict().get("sep")
                 if sep == ":" and m.group("name").lower() in _BARE_NAMES:
                     continue
+                if sep == ":" and text[max(0, m.start() - 4) : m.start()].endswith(_URL):
+                    continue  # a URL's user:password@, which url_credentials finds
                 found.append(m.span(group))
         last = -1
         for start, end in sorted(set(found)):
@@ -101,7 +105,7 @@ class PasswordRule(Rule):
 
 RULES: list[Rule] = [
     PasswordRule(
-        "password_assignment_v1",
+        "password_assignment_v2",
         ASSIGNMENT,
         # a name right before its separator (or a --flag): far rarer than the words alone
         r"(?i:pass|pwd|secret|token|key)[a-zA-Z]*\\?[\"']?\s*[:=]|--(?i:pass|pwd|secret|token|key)",

@@ -8,6 +8,14 @@ import re
 from .anchored import Anchor
 from .base import Rule
 
+_AUTHORITY = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:(?://|\\/\\/)[^\s/@\"'<>\\:]*:$")
+
+
+def _not_userinfo(m: re.Match[str]) -> bool:
+    """Not the ``password@host`` of ``scheme://user:password@host`` (``url_credentials``
+    finds the password; v1 took the host with it)."""
+    return _AUTHORITY.search(m.string, max(0, m.start() - 256), m.start()) is None
+
 
 def _valid_ipv6(m: re.Match[str]) -> bool:
     try:
@@ -19,12 +27,13 @@ def _valid_ipv6(m: re.Match[str]) -> bool:
 
 RULES: list[Rule] = [
     Rule(
-        "email_v1",
+        "email_v2",
         re.compile(
             r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9._%+\\-]))[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
             r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![A-Za-z0-9-])"
         ),
         "@",
+        accept=_not_userinfo,
         anchor=Anchor("@", r"[A-Za-z0-9._%+-]"),  # the local part runs up to the @
     ),
     Rule(

@@ -1,13 +1,14 @@
 """Literal secrets: values given with ``--secret`` or read from ``--secret-env`` variables.
 
-Replaced longest first (so a secret that contains another is replaced
-whole), every occurrence in every string, as the reference ``Secrets``
-redactor does, but with a numbered placeholder instead of ``[REDACTED]``.
+Every occurrence in every string, a secret that contains another replaced
+whole, as the reference ``Secrets`` redactor does, but with a numbered
+placeholder instead of ``[REDACTED]``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .base import Placeholders
@@ -28,10 +29,18 @@ class LiteralSecrets:
     def trigger(self) -> str:
         return "|".join(re.escape(v) for v in self.values) or "(?!)"
 
-    def apply(self, text: str, placeholders: Placeholders) -> str:
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """Every occurrence of every value (one inside a longer one joins it)."""
         for value in self.values:
-            if value in text:
-                parts = text.split(value)
-                text = placeholders(self.name, value).join(parts)
-                placeholders.findings[self.name] += len(parts) - 2
-        return text
+            start = text.find(value)
+            while start >= 0:
+                yield start, start + len(value)
+                start = text.find(value, start + len(value))
+
+    def apply(self, text: str, placeholders: Placeholders) -> str:
+        out, last = [], 0
+        for start, end in sorted(self.spans(text)):
+            if start >= last:
+                out += [text[last:start], placeholders(self.name, text[start:end])]
+                last = end
+        return "".join([*out, text[last:]])

@@ -10,12 +10,12 @@ from trajset.pipeline.jsonio import dumps_compact_bytes
 from trajset.pipeline.outputs.audit import table_placeholders
 from trajset.redactors import count_placeholders
 
-P = "[REDACTED:email_v1:3]"
+P = "[REDACTED:email_v2:3]"
 
 
 def test_a_placeholder_split_over_two_values_is_not_one() -> None:
     table = pa.table({"a": ["x [REDACTED:email", "_v1:3] y", P]})
-    assert table_placeholders(table) == {"email_v1": 1}
+    assert table_placeholders(table) == {"email_v2": 1}
 
 
 def test_nested_strings_and_sliced_columns_are_counted() -> None:
@@ -25,12 +25,12 @@ def test_nested_strings_and_sliced_columns_are_counted() -> None:
         {"m": [{"content": None, "calls": []}], "s": None},
     ]
     table = pa.Table.from_pylist(rows)
-    assert table_placeholders(table) == {"email_v1": 4}
-    assert table_placeholders(table.slice(1)) == {"email_v1": 1}
-    assert table_placeholders(table.slice(0, 1)) == {"email_v1": 3}
+    assert table_placeholders(table) == {"email_v2": 4}
+    assert table_placeholders(table.slice(1)) == {"email_v2": 1}
+    assert table_placeholders(table.slice(0, 1)) == {"email_v2": 3}
 
 
-pieces = st.sampled_from(["", "x", "[REDACTED:", "email_v1", ":3]", P, "é", "]", "["])
+pieces = st.sampled_from(["", "x", "[REDACTED:", "email_v2", ":3]", P, "é", "]", "["])
 
 
 @given(st.lists(st.lists(pieces, max_size=6).map("".join), max_size=12), st.integers(0, 4))

@@ -73,7 +73,7 @@ _ANCHOR_PIECES = st.sampled_from(
 def test_every_anchored_rule_is_tested() -> None:
     names = {name for name, _, _ in ANCHORED}
     assert names == {
-        "credential_assignment_v2", "password_assignment_v1", "openai_key_v1", "email_v1",
+        "credential_assignment_v3", "password_assignment_v2", "openai_key_v1", "email_v2",
     }  # fmt: skip
 
 

@@ -207,7 +207,7 @@ def test_every_kind_was_found_and_audited(planted) -> None:  # type: ignore[no-u
     report = json.loads((out / "manifest.json").read_text())["redaction"]
     for rule in [
         "aws_access_key_id_v1",
-        "aws_secret_access_key_v1",
+        "aws_secret_access_key_v2",
         "github_token_v1",
         "gitlab_token_v1",
         "slack_token_v1",
@@ -220,11 +220,11 @@ def test_every_kind_was_found_and_audited(planted) -> None:  # type: ignore[no-u
         "google_api_key_v1",
         "private_key_v1",
         "jwt_v1",
-        "password_assignment_v1",
+        "password_assignment_v2",
         "url_credentials_v2",
         "authorization_header_v1",
-        "credential_assignment_v2",
-        "email_v1",
+        "credential_assignment_v3",
+        "email_v2",
         "secrets_v1",
         "home_paths_v2",
     ]:
@@ -358,7 +358,7 @@ def test_same_value_same_placeholder_and_no_plaintext() -> None:
 def test_unknown_rule_lists_the_valid_ones(runner: CliRunner, tmp_path: Path) -> None:
     with pytest.raises(RuleError, match=r"valid: .*email"):
         resolve("emails")
-    assert resolve("email") == ["email_v1"] and "phone_v1" in resolve("pii") and GROUPS["all"]
+    assert resolve("email") == ["email_v2"] and "phone_v1" in resolve("pii") and GROUPS["all"]
     result = runner.invoke(app, ["export", "--out", str(tmp_path / "o"), "--redact", "nope"])
     assert result.exit_code == 2 and "unknown redaction rule" in result.output
 

@@ -265,3 +265,40 @@ def test_a_regenerated_answer_keeps_only_itself_for_its_pair() -> None:
     main = next(et.trajectory.leaf_id for et in export.kept if et.trajectory.main)
     assert all(len(m) == 1 for leaf, m in held.items() if leaf != main)  # the answer alone
     assert len(held[main]) == 2 * 8 - 1  # all after the first fork (the first prompt)
+
+
+@pytest.mark.parametrize("where", ["enumerate", "finish"])
+def test_an_unplanned_error_in_one_session_loses_that_session_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    from .test_store_harbor import TERMINUS  # one unit: the task's tree and 3 subagent sessions
+
+    victim = "077e93e12a4fd58a71669a910dc3b8af"  # the summarisation's answers subagent
+    whole = run_export([TERMINUS], tmp_path / "whole", ExportOptions(), RunOptions(workers=1))
+    assert whole.errors == []
+    enumerate_, finish = stages.trajectories, write_stage._finish_session
+
+    def boom(session: Any, *args: Any, **kw: Any) -> Any:
+        if session.id == victim:
+            raise RuntimeError("boom")
+        return enumerate_(session, *args, **kw)
+
+    def boom_late(scope: Any, ex: Any) -> None:  # after its rows and documents were made
+        if ex.session.id == victim:
+            raise RuntimeError("boom")
+        finish(scope, ex)
+
+    if where == "enumerate":
+        monkeypatch.setattr(stages, "trajectories", boom)
+    else:
+        monkeypatch.setattr(write_stage, "_finish_session", boom_late)
+    run = run_export([TERMINUS], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert [(e.kind, e.session_id) for e in run.errors] == [("internal", victim)]
+    assert "RuntimeError: boom" in run.errors[0].message
+    rows = lambda out: pq.read_table(out / "data" / "trajectories").to_pylist()  # noqa: E731
+    kept = [r for r in rows(tmp_path / "whole") if r["session_id"] != victim]
+    assert rows(tmp_path / "out") == kept and len(kept) == 6  # 4 trials, 2 subagents
+    docs = {p.name for p in (tmp_path / "out" / "atif").glob("*.json")}
+    assert docs == {p.name for p in (tmp_path / "whole" / "atif").glob("*.json")} - {
+        f"{victim}.json"
+    }

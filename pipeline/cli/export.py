@@ -99,6 +99,14 @@ def export(
     secret_env: Annotated[
         list[str] | None, typer.Option(help="An environment variable whose value is a secret.")
     ] = None,
+    redact_terms: Annotated[
+        Path | None,
+        typer.Option(
+            help="A file of names to redact as [REDACTED:term:N], one per line: people, "
+            "companies, codenames, hostnames (matched in any case, also inside paths, URLs "
+            "and identifiers). The manifest records how many, never the terms."
+        ),
+    ] = None,
     where: Annotated[
         str | None,
         typer.Option(help='Keep trajectories matching a SQL filter, e.g. "outcome_score >= 0.5".'),
@@ -204,7 +212,7 @@ def export(
     """
     flags: dict[str, Any] = {
         "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
-        "secret": secret, "secret_env": secret_env, "where": where, "license": license_id,
+        "secret": secret, "secret_env": secret_env, "redact_terms": redact_terms, "where": where, "license": license_id,
         "workers": workers, "executor": executor, "ray_address": ray_address, "keep_state": keep_state, "mode": mode, "reader_option": reader_option, "home": home,
         "max_media_bytes": max_media_bytes, "dedup": dedup, "dedup_threshold": dedup_threshold,
         "kto_from": kto_from, "split": split, "split_by": split_by,

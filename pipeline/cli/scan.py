@@ -23,14 +23,21 @@ def scan(
         list[str] | None, typer.Option(help="A variable holding a secret.")
     ] = None,
     home: Annotated[list[str] | None, typer.Option(help="A home folder to look for.")] = None,
+    redact_terms: Annotated[
+        Path | None,
+        typer.Option(
+            help="A file of names to look for (people, companies, codenames), one per line."
+        ),
+    ] = None,
 ) -> None:
     """Run every redaction rule over every file of an export; exit 1 when anything is found.
 
     Prints findings per file and rule, never the text. Example: trajset scan my-dataset --redact pii
     """
-    flags = {"redact": redact, "secret": secret, "secret_env": secret_env, "home": home}
+    flags = {"redact": redact, "secret": secret, "secret_env": secret_env, "home": home,
+             "redact_terms": redact_terms}  # fmt: skip
     options, run = resolve(flags, None, 1)
-    report = scan_folder(directory, options.redactor(list(run.secrets)))
+    report = scan_folder(directory, options.redactor(list(run.secrets), run.terms))
     for rel, counts in sorted(report.items()):
         for rule, n in sorted(counts.items()):
             typer.echo(f"{rel}: {rule}: {n}")

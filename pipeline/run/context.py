@@ -42,6 +42,7 @@ class RunContext:
     rank: int = 0
     world_size: int = 1
     settings: RunSettings = field(default_factory=RunSettings)
+    terms: tuple[str, ...] = field(default=(), repr=False)  # --redact-terms
 
 
 @dataclass
@@ -58,7 +59,7 @@ def make_runtime(ctx: RunContext) -> Runtime:
     """What a worker derives from the run's options: built once per job, where it runs."""
     o = ctx.options
     return Runtime(
-        o.redactor(list(ctx.secrets)),
+        o.redactor(list(ctx.secrets), ctx.terms),
         o.policies(),
         where_filter.compile_where(o.where) if o.where else None,
         o.max_media_bytes,
@@ -69,9 +70,15 @@ class UnitScope:
     """One unit's processing: the run's context and runtime, and where every stage records
     what happened (the unit's ``UnitResult``: error rows, ledger, stage stats)."""
 
-    def __init__(self, ctx: RunContext, rt: Runtime, result: UnitResult) -> None:
+    def __init__(
+        self, ctx: RunContext, rt: Runtime, result: UnitResult, skip: frozenset[str] = frozenset()
+    ) -> None:
         self.ctx, self.rt, self.result = ctx, rt, result
         self.settings = ctx.settings
+        #: sessions not to read again: an unplanned error stopped them in an earlier attempt
+        self.skip = skip
+        #: (id, source) of the session the chain is working on (the last one ``read`` passed on)
+        self.current: tuple[str, str] | None = None
         #: error rows per session id that are not about a cut final line
         self._failures: Counter[str] = Counter()
 

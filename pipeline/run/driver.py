@@ -169,7 +169,7 @@ def run_export(
     run = run or RunOptions()
     units = discover(stores, options.store_kind, options.reader_options)
     options.policies()  # fail early on a bad --prefer
-    redactor = options.redactor(list(run.secrets))  # fail early on a bad rule
+    redactor = options.redactor(list(run.secrets), run.terms)  # fail early on a bad rule
     if options.where:
         compile_where(options.where)  # fail early on a bad --where
     make_executor(run)  # fail early on an unknown executor
@@ -179,11 +179,12 @@ def run_export(
         raise OutputError(f"--out {out} exists and is not a folder")
     with locked(out):
         target = prepare_output(out, run.mode)  # ``out``, or where overwrite stages
-        check_resumable(target, options, run.mode == Mode.resume, run.secrets)
+        check_resumable(target, options, run.mode == Mode.resume, (*run.secrets, *run.terms))
         index = SessionIndex.of(units).write(target / STATE / "index.db")
         ctx = RunContext(
-            target, options, run.secrets, index, world_size=run.workers, settings=run.settings
-        )
+            target, options, run.secrets, index, world_size=run.workers, settings=run.settings,
+            terms=run.terms,
+        )  # fmt: skip
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         near = options.dedup_threshold if options.dedup == "near" else None
         assembly = Assembly(target, run.settings, near, options.split, options.split_by)

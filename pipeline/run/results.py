@@ -242,6 +242,8 @@ def redaction_report(options: ExportOptions, ledger: Ledger) -> dict[str, Any]:
     counts = ledger.counts
     return {
         "rules": options.rule_names(),
+        "secrets": options.secret_count,  # how many --secret values and --redact-terms: never
+        "terms": options.term_count,  # the values themselves
         "findings": ledger.findings(),
         "outputs": ledger.placeholders(),
         "entries_changed": counts.get("redacted_entries", 0),

@@ -62,6 +62,8 @@ def read(scope: UnitScope, units: Iterable[Unit]) -> Iterator[SessionInput]:
             inputs = []
             own = {s.id: s for s in loaded if isinstance(s, Session)}
             for s in loaded:
+                if isinstance(s, Session) and s.id in scope.skip:
+                    continue  # stopped by an unplanned error: the worker reports it
                 if isinstance(s, Session):
                     first = index.unit_of(s.id)
                     if first is not None and first != unit:  # documents are named by session id
@@ -77,7 +79,9 @@ def read(scope: UnitScope, units: Iterable[Unit]) -> Iterator[SessionInput]:
                 scope.failed(s)
                 ledger.session_failed(read=True)
             st.passed += bool(inputs)
-        yield from inputs
+        for inp in inputs:
+            scope.current = (inp.session.id, inp.session.source)
+            yield inp
 
 
 def _refused(rt: Runtime, session: Session) -> ErrorRow | None:

@@ -32,33 +32,65 @@ def process_unit(
     result and the table rows it still holds (rows it hands on go to ``parts`` on the way).
     Never raises for bad input.
 
-    An error nobody planned for loses this unit only: its documents and the parts it handed
-    on are removed and it becomes one ``internal`` error row, with no rows."""
-    result = UnitResult(unit)
-    try:
-        held = no_rows()
-        out: TableRows
-        with recording_reads() as read:
-            for out in run_chain(UnitScope(ctx, rt, result), [unit]):
-                if out.final:
-                    held = out.rows
-                else:
-                    parts.spill(out.rows)
-        result.fingerprint, result.bytes_read = fingerprint(unit, read)  # what was read
-    except Exception as exc:
-        atif = ctx.out / "atif"
-        for name in result.documents:
-            (atif / name).unlink(missing_ok=True)
-        parts.discard_unit()
-        facts = fingerprint(unit)
-        failed = UnitResult(unit, fingerprint=facts[0], bytes_read=facts[1])
-        first = (str(exc).splitlines() or [""])[0][:300]
-        message = f"{type(exc).__name__}: {first} (not expected; please report it with the input)"
-        failed.errors.append(ErrorRow(unit.label, "", None, "internal", message))
-        failed.ledger.session_failed(read=True)
-        result, held = failed, no_rows()
+    An error nobody planned for loses the session it happened in: what the unit wrote is
+    removed and the unit runs again without that session, which becomes an ``internal``
+    error row.  One that happens before any session was read (or in a session already
+    left out) loses the unit: one ``internal`` row, no rows."""
+    skip: dict[str, ErrorRow] = {}  # session id -> its error row
+    while True:
+        result = UnitResult(unit)
+        scope = UnitScope(ctx, rt, result, frozenset(skip))
+        try:
+            held = _run(scope, unit, parts)
+            break
+        except Exception as exc:
+            _discard(ctx, result, parts)
+            if scope.current is None or scope.current[0] in skip:
+                result, held = _unit_failed(unit, exc), no_rows()
+                break
+            sid, source = scope.current
+            skip[sid] = ErrorRow(source or unit.label, sid, None, "internal", _unplanned(exc))
+    for row in skip.values():
+        if row not in result.errors:
+            result.errors.append(row)
+            result.ledger.session_failed(read=True)
     redact_errors(rt.redactor, result)
     return result, held
+
+
+def _run(scope: UnitScope, unit: Unit, parts: BatchParts) -> Rows:
+    """The chain over the unit; the rows it still holds at its end."""
+    held = no_rows()
+    out: TableRows
+    with recording_reads() as read:
+        for out in run_chain(scope, [unit]):
+            if out.final:
+                held = out.rows
+            else:
+                parts.spill(out.rows)
+    scope.result.fingerprint, scope.result.bytes_read = fingerprint(unit, read)  # what was read
+    return held
+
+
+def _discard(ctx: RunContext, result: UnitResult, parts: BatchParts) -> None:
+    """Remove what an attempt at a unit wrote: its documents and the parts it handed on."""
+    atif = ctx.out / "atif"
+    for name in result.documents:
+        (atif / name).unlink(missing_ok=True)
+    parts.discard_unit()
+
+
+def _unplanned(exc: Exception) -> str:
+    first = (str(exc).splitlines() or [""])[0][:300]
+    return f"{type(exc).__name__}: {first} (not expected; please report it with the input)"
+
+
+def _unit_failed(unit: Unit, exc: Exception) -> UnitResult:
+    facts = fingerprint(unit)
+    failed = UnitResult(unit, fingerprint=facts[0], bytes_read=facts[1])
+    failed.errors.append(ErrorRow(unit.label, "", None, "internal", _unplanned(exc)))
+    failed.ledger.session_failed(read=True)
+    return failed
 
 
 class BatchParts:
