@@ -82,6 +82,11 @@ JSON_STYLES: tuple[dict[str, Any], ...] = (
 )
 
 
+def _references(raw: dict[str, JSON]) -> list[str]:
+    """The id and reference values of one object's top level (``structure.REFERENCES``)."""
+    return [v for k, v in raw.items() if k in structure.REFERENCES and isinstance(v, str)]
+
+
 def _replaced(
     text: str, spans: list[Span], rules: Sequence[StringRule], placeholders: Placeholders
 ) -> str:
@@ -131,6 +136,13 @@ class Redactor:
         #: the last trigger is an escape's: the string may hold a secret in an encoded form
         self._triggers = TriggerSet([*(r.trigger for r in self.rules), ESCAPE_TRIGGER])
         self._escape = len(self.rules)
+        #: what examines structural values: the rules that are not opt-in (``structure.py``)
+        self._secrets: Redactor = self
+        if any(getattr(r, "opt_in", False) for r in self.rules):
+            self._secrets = Redactor(
+                [r for r in self.rules if not getattr(r, "opt_in", False)],
+                min_length=min_length,
+            )
         #: the rules that find spans, and those that rewrite (run after, on the result)
         self._spans = [(i, r.spans) for i, r in enumerate(self.rules) if hasattr(r, "spans")]
         self._rewrite = [(i, r.apply) for i, r in enumerate(self.rules) if not hasattr(r, "spans")]
@@ -201,8 +213,12 @@ class Redactor:
         out: dict[str, JSON] | None = None
         for i, (k, v) in enumerate(value.items()):
             nk = self.text(k, placeholders) if data and isinstance(k, str) else k
-            if (k in skip and isinstance(v, str | bool | int | float)) or v is None:
-                nv = v
+            nv: JSON = v
+            if v is None or (k in skip and isinstance(v, bool | int | float)):
+                pass
+            elif k in skip and isinstance(v, str):
+                if k not in structure.REFERENCES and k not in structure.OPAQUE:
+                    nv = self._secrets.text(v, placeholders)
             elif isinstance(v, str) and isinstance(k, str) and (rule := self._secret_member(k, v)):
                 nv = placeholders(rule, v)
             elif skip is structure.ITEM or (k in structure.ITEM_VALUED and not data):
@@ -262,10 +278,7 @@ class Redactor:
 
     def _secret_rules_only(self) -> Redactor:
         """The rules that are not opt-in personal-data patterns (those match parts of UUIDs)."""
-        rules = [r for r in self.rules if not getattr(r, "opt_in", False)]
-        return (
-            self if len(rules) == len(self.rules) else Redactor(rules, min_length=self.min_length)
-        )
+        return self._secrets
 
     def plain_id(self, value: str) -> str:
         """An id written outside the tree (an error row's session id), by the secret rules only:
@@ -278,13 +291,12 @@ class Redactor:
         if self._secret_rules_only() is not self:
             return self._secret_rules_only().id_findings(session)
         placeholders = Placeholders()
-        ids = [session.id, *(e.id for e in session.entries)]
+        ids = [session.id, *_references(session.header_raw)]
         for e in session.entries:
-            ids.extend(
-                str(e.raw[k])
-                for k in ("response_id", "call_id", "response")
-                if isinstance(e.raw.get(k), str)
-            )
+            ids.extend(_references(e.raw))
+            item = e.raw.get("item")
+            if isinstance(item, dict):
+                ids.extend(_references(item))
         for value in ids:
             self.text(value, placeholders)
         return placeholders.findings

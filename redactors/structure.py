@@ -1,10 +1,15 @@
-"""Where structure is, by position: what redaction never rewrites (DESIGN §2).
+"""Where structure is, by position: what redaction treats apart (DESIGN §2).
 
 Only the envelope and the known id, reference and enum positions of each
 entry type are structure, and only at the level where they occur: the same
 member name deeper down (a decision's ``reason``, ``details.reason``,
-``data.source``) is text and is examined.  Member names at these levels are
-never rewritten, so an entry keeps its shape whatever a rule finds.
+``data.source``) is text and is examined by every rule.  Member names at
+these levels are never rewritten, so an entry keeps its shape whatever a rule
+finds.  Ids and references (``REFERENCES``) are never rewritten either: a
+session whose ids hold a secret is refused; ciphertext (``OPAQUE``) is kept.  The other structural values
+(enums, tool names, hashes, times) are examined by the secret rules only
+(not the opt-in personal-data patterns, which match parts of UUIDs and
+times): a valid one holds no secret, and one that does is no longer valid.
 """
 
 from __future__ import annotations
@@ -49,6 +54,13 @@ ITEM = frozenset(
 )
 #: inside a tool definition (``tools_added[*]``): the members that name it
 TOOL = frozenset({"type", "name", "strict"})
+#: members that are ids or references, at any structural level: never rewritten
+REFERENCES = frozenset(
+    {"id", "parent", "parent_session", "spawned_by", "response", "response_id", "first_kept",
+     "from", "run_id", "call_id", "target", "session"}
+)  # fmt: skip
+#: what is kept as it is without being examined: a provider's ciphertext
+OPAQUE = frozenset({"encrypted_content"})
 #: every structural member name: a literal secret equal to one is refused
 NAMES = ENVELOPE | HEADER | ITEM | TOOL | ITEM_VALUED | frozenset().union(*ENTRY.values())
 

@@ -41,6 +41,7 @@ from trajset.schemas.session import Session
 
 from .builder import write_sqlite_store
 from .conftest import session_file
+from .planting import leaks, plant_all
 from .toy_reader import ToyReader, write_toy_store
 
 UPSTREAM = Path(__file__).parent / "data" / "upstream"
@@ -383,3 +384,17 @@ def test_a_toy_store_exports_through_the_command_line_kind(
     store = _toy(tmp_path / "toy")
     run = run_export([store], tmp_path / "out", ExportOptions(store_kind="toy"), RunOptions())
     assert run.counts["sessions_exported"] == 3 and not run.errors
+
+
+def test_a_secret_planted_in_any_string_field_reaches_no_output(
+    case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
+) -> None:
+    """Each string field of the store's files gets a secret of its own (``planting.py``);
+    none may reach an output byte, a file name or an error row."""
+    _, store = case
+    secrets = plant_all(store)
+    assert secrets, "no field could be planted"
+    out = tmp_path / "out"
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    found = leaks(out, secrets, run.errors)
+    assert not found, f"{len(found)} planted secrets reached the export: {found[:10]}"

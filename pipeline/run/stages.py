@@ -17,6 +17,7 @@ passed on and dropped (by reason) in the scope's stats and times itself.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from functools import partial
@@ -132,7 +133,10 @@ def _account(scope: UnitScope, session: Session) -> None:
     ledger.add("entries", len(session.entries))
     ledger.add("trees", len(session.roots()))
     ledger.add("forks", len(session.forks()))
-    ledger.reader(session.counts)
+    counts: Counter[str] = Counter()  # a reader may name a count by a value it read
+    for key, n in session.counts.items():
+        counts[scope.rt.redactor.plain_text(key)] += n
+    ledger.reader(counts)
     for i in session.issues:
         scope.error(ErrorRow(i.source or session.source, session.id, i.line, i.kind, i.message))
     t = session.truncation
