@@ -88,6 +88,24 @@ def _mixed(value: str) -> bool:
     )
 
 
+def _pair(
+    name: str, *, names: str, value: str, key_id: str, trigger: str, member: str, description: str
+) -> PairedSecret:
+    """A ``PairedSecret``: a ``value`` assigned to one of ``names`` (case-insensitive), or
+    beside a ``key_id``, or in a JSON ``member``."""
+    secret = r"(" + value + r")(?![A-Za-z0-9/+=])"
+    return PairedSecret(
+        name,
+        re.compile(r"(?i:" + names + r")[\"']?\s*[:=]\s*[\"']?" + secret),
+        trigger,
+        group=1,
+        description=description,
+        key_id=re.compile(_B + key_id + _E),
+        secret=re.compile(r"(?<![A-Za-z0-9/+=])" + secret),
+        member=re.compile(r"(?i:" + member + r")"),
+    )
+
+
 _AWS_ID = r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"
 _ALIBABA_ID = r"LTAI[A-Za-z0-9]{12,20}"
 _PEM = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
@@ -107,32 +125,24 @@ RULES: list[Rule] = [
         description="PEM private key blocks, also with escaped newlines",
     ),
     _token("aws_access_key_id_v1", _AWS_ID, "AKIA|ASIA|ABIA|ACCA"),
-    PairedSecret(
+    _pair(
         "aws_secret_access_key_v2",
-        re.compile(
-            r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
-            r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
-        ),
-        r"(?i:aws_?secret|secret_?access)|AKIA|ASIA|ABIA|ACCA",
-        group=1,
+        names=r"aws_?secret_?(?:access_?)?key|secret_?access_?key",
+        value=r"[A-Za-z0-9/+]{40}",
+        key_id=_AWS_ID,
+        trigger=r"(?i:aws_?secret|secret_?access)|AKIA|ASIA|ABIA|ACCA",
+        member=r"(?:aws_?)?secret_?(?:access_?)?key",
         description="an AWS secret access key assigned to its name, or beside its key id",
-        key_id=re.compile(_B + _AWS_ID + _E),
-        secret=re.compile(r"(?<![A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-        member=re.compile(r"(?i:(?:aws_?)?secret_?(?:access_?)?key)"),
     ),
     _token("alibaba_access_key_id_v1", _ALIBABA_ID, "LTAI"),
-    PairedSecret(
+    _pair(
         "alibaba_secret_key_v1",
-        re.compile(
-            r"(?i:alibaba[\w.-]{0,20}secret[\w.-]{0,10}|access_?key_?secret)[\"']?\s*[:=]\s*[\"']?"
-            r"([A-Za-z0-9]{30})(?![A-Za-z0-9])"
-        ),
-        r"(?i:alibaba|access_?key_?secret)|LTAI",
-        group=1,
+        names=r"alibaba[\w.-]{0,20}secret[\w.-]{0,10}|access_?key_?secret",
+        value=r"[A-Za-z0-9]{30}",
+        key_id=_ALIBABA_ID,
+        trigger=r"(?i:alibaba|access_?key_?secret)|LTAI",
+        member=r"access_?key_?secret",
         description="an Alibaba Cloud AccessKey secret assigned to its name, or beside its id",
-        key_id=re.compile(_B + _ALIBABA_ID + _E),
-        secret=re.compile(r"(?<![A-Za-z0-9/+=])([A-Za-z0-9]{30})(?![A-Za-z0-9/+=])"),
-        member=re.compile(r"(?i:access_?key_?secret)"),
     ),
     _token("azure_client_secret_v1", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", "Q~"),
     _token(
