@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .anchored import Anchor
-from .prefilter import any_of
 
 #: a placeholder, ASCII only (so its matches in UTF-8 bytes are its matches in the text)
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:([a-z0-9_]+):([0-9]+)\]")
@@ -77,10 +76,6 @@ class Rule:
     description: str = ""
     #: where matches start, when the pattern is tried only there (``anchored.py``)
     anchor: Anchor | None = None
-    _triggered: Callable[[str], bool] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_triggered", any_of([self.trigger]))
 
     def finditer(self, pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
         """``pattern.finditer(text)``, tried only next to the anchor when the rule has one."""
@@ -95,22 +90,3 @@ class Rule:
             start, end = m.span(self.group)
             if start < end:
                 yield start, end
-
-    def apply(self, text: str, placeholders: Placeholders) -> str:
-        if not self._triggered(text):
-            return text
-        return self.apply_fired(text, placeholders)
-
-    def apply_fired(self, text: str, placeholders: Placeholders) -> str:
-        """``apply`` for a string already known to hold the trigger."""
-        spans = list(self.spans(text))
-        if not spans:
-            return text
-        out = []
-        last = 0
-        for start, end in spans:
-            out.append(text[last:start])
-            out.append(placeholders(self.name, text[start:end]))
-            last = end
-        out.append(text[last:])
-        return "".join(out)

@@ -38,8 +38,8 @@ MIN_LENGTH = 6  # no detector finds anything in a shorter string
 
 
 class StringRule(Protocol):
-    """A rule finding ``spans`` of a string (a placeholder replaces each), or, without
-    ``spans``, one that rewrites it with ``apply`` (home paths become ``~``)."""
+    """A rule with ``spans(text)`` (a placeholder replaces each span found), or one with
+    ``apply(text, placeholders)`` that rewrites the text itself (home paths become ``~``)."""
 
     @property
     def name(self) -> str: ...
@@ -48,8 +48,6 @@ class StringRule(Protocol):
     def trigger(self) -> str:
         """Regex of literal keywords any finding needs; "" means "always run"."""
         ...
-
-    def apply(self, text: str, placeholders: Placeholders) -> str: ...
 
 
 class MemberRule(Protocol):
@@ -144,8 +142,10 @@ class Redactor:
                 min_length=min_length,
             )
         #: the rules that find spans, and those that rewrite (run after, on the result)
-        self._spans = [(i, r.spans) for i, r in enumerate(self.rules) if hasattr(r, "spans")]
-        self._rewrite = [(i, r.apply) for i, r in enumerate(self.rules) if not hasattr(r, "spans")]
+        self._spans = [(i, r.spans) for i, r in enumerate(self.rules)
+                       if hasattr(r, "spans")]  # fmt: skip
+        self._rewrite = [(i, cast(Any, r).apply) for i, r in enumerate(self.rules)
+                         if not hasattr(r, "spans")]  # fmt: skip
 
     @property
     def active(self) -> bool:
@@ -276,20 +276,16 @@ class Redactor:
         )
         return session.replace(header_model, new_header, entries), report
 
-    def _secret_rules_only(self) -> Redactor:
-        """The rules that are not opt-in personal-data patterns (those match parts of UUIDs)."""
-        return self._secrets
-
     def plain_id(self, value: str) -> str:
         """An id written outside the tree (an error row's session id), by the secret rules only:
         ids are kept verbatim so rows join, unless they hold a secret."""
-        return self._secret_rules_only().plain_text(value)
+        return self._secrets.plain_text(value)
 
     def id_findings(self, session: Session) -> Counter[str]:
         """Findings of the secret rules in the session's ids and references (ids are never
         rewritten, so such a session is refused)."""
-        if self._secret_rules_only() is not self:
-            return self._secret_rules_only().id_findings(session)
+        if self._secrets is not self:
+            return self._secrets.id_findings(session)
         placeholders = Placeholders()
         ids = [session.id, *_references(session.header_raw)]
         for e in session.entries:

@@ -11,8 +11,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .base import Placeholders
-
 
 @dataclass(frozen=True)
 class LiteralSecrets:
@@ -36,11 +34,3 @@ class LiteralSecrets:
             while start >= 0:
                 yield start, start + len(value)
                 start = text.find(value, start + len(value))
-
-    def apply(self, text: str, placeholders: Placeholders) -> str:
-        out, last = [], 0
-        for start, end in sorted(self.spans(text)):
-            if start >= last:
-                out += [text[last:start], placeholders(self.name, text[start:end])]
-                last = end
-        return "".join([*out, text[last:]])
