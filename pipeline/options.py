@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from trajset.redactors import (
+    Identity,
     Redactor,
     RuleError,
     Terms,
@@ -145,12 +146,18 @@ class ExportOptions:
         """The redaction rules in force, as versioned names (written into the manifest)."""
         return self.builtin_rules() + [name for name, _ in self.custom_rules if self.redact]
 
-    def redactor(self, secrets: list[str], terms: list[str] | tuple[str, ...] = ()) -> Redactor:
+    def redactor(
+        self,
+        secrets: list[str],
+        terms: Sequence[str] = (),
+        identities: Sequence[Identity] = (),
+    ) -> Redactor:
         custom = [{"name": n, "pattern": p} for n, p in self.custom_rules] if self.redact else []
         with rule_errors_are_usage_errors():
             return build_redactor(
-                self.builtin_rules(), secrets=secrets, homes=self.homes, custom=custom, terms=terms
-            )
+                self.builtin_rules(), secrets=secrets, homes=self.homes, custom=custom,
+                terms=terms, identities=identities,
+            )  # fmt: skip
 
 
 @dataclass(frozen=True)

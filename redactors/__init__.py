@@ -9,7 +9,9 @@ module, one registry line and one test file.
 
 Findings become ``[REDACTED:<rule>:<n>]`` (never a character of the secret),
 numbered per tree; home paths become ``~``.  ``--redact-terms FILE`` adds the
-names a team lists (``terms.py``).
+names a team lists (``terms.py``); the identities a store records (owners,
+working folders, remotes) become pseudonyms stable per export
+(``identities.py``).
 """
 
 from __future__ import annotations
@@ -21,18 +23,21 @@ from .base import PLACEHOLDER_BYTES_RE, PLACEHOLDER_RE, Placeholders, Rule, Rule
 from .custom import custom_rule
 from .engine import MIN_LENGTH, Redactor, StringRule, TreeReport
 from .home_paths import HomePaths
+from .identities import FLOOR as IDENTITY_FLOOR
+from .identities import Identity, Pseudonyms
 from .no_passthrough import strip_raw_items
 from .secrets import LiteralSecrets
-from .terms import Terms, read_terms
+from .terms import TERM_FLOOR, Terms, read_terms
 
 #: every detector rule by versioned name, in the order they run
 REGISTRY: dict[str, Rule] = {r.name: r for r in [*detectors.RULES, *passwords.RULES, *pii.RULES]}
 #: rules that are not string detectors
-SPECIAL = ("secrets_v1", "term_v1", "home_paths_v2", "environment_v1", "no_passthrough_v1")
+SPECIAL = ("secrets_v1", "term_v1", "identity_v1", "home_paths_v2", "environment_v1",
+           "no_passthrough_v1")  # fmt: skip
 GROUPS = {
     "default": [n for n, r in REGISTRY.items() if not r.opt_in]
-    + ["secrets_v1", "term_v1", "home_paths_v2"],
-    "pii": ["email_v2", "ipv4_v1", "ipv6_v1", "phone_v1", "home_paths_v2"],
+    + ["secrets_v1", "term_v1", "identity_v1", "home_paths_v2"],
+    "pii": ["email_v2", "ipv4_v1", "ipv6_v1", "phone_v1", "identity_v1", "home_paths_v2"],
     "network": ["ipv4_v1", "ipv6_v1"],
     "all": [*REGISTRY, *SPECIAL],
 }
@@ -75,9 +80,10 @@ def build_redactor(
     homes: Sequence[str] = (),
     custom: Sequence[Mapping[str, object]] = (),
     terms: Sequence[str] = (),
+    identities: Sequence[Identity] = (),
 ) -> Redactor:
     """The redactor for the given versioned names: literal secrets, detectors, custom rules,
-    listed terms, then home paths."""
+    listed terms, the store's identities, then home paths."""
     rules: list[StringRule] = []
     shortest = MIN_LENGTH
     if "secrets_v1" in names and secrets:
@@ -88,6 +94,10 @@ def build_redactor(
     rules.extend(custom_rule(spec) for spec in custom)
     if "term_v1" in names and terms:
         rules.append(Terms.of(terms))
+        shortest = min(shortest, TERM_FLOOR)
+    if "identity_v1" in names and (pseudonyms := Pseudonyms.of(identities)).active:
+        rules.append(pseudonyms)
+        shortest = min(shortest, IDENTITY_FLOOR)
     if "home_paths_v2" in names:
         rules.append(HomePaths.of(tuple(homes)))
     return Redactor(
@@ -137,7 +147,9 @@ __all__ = [
     "PLACEHOLDER_BYTES_RE",
     "PLACEHOLDER_RE",
     "REGISTRY",
+    "Identity",
     "Placeholders",
+    "Pseudonyms",
     "Redactor",
     "Rule",
     "RuleError",

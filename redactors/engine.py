@@ -89,13 +89,19 @@ def _replaced(
     text: str, spans: list[Span], rules: Sequence[StringRule], placeholders: Placeholders
 ) -> str:
     """``text`` with a placeholder for each (joined) span, numbered by its decoded value (or
-    the rule's ``key`` of it: a term's every spelling is one value)."""
+    the rule's ``key`` of it: a term's every spelling is one value); an identity's span
+    becomes its pseudonym."""
     out, last = [], 0
     for start, end, i in spans:
         value = decode(text[start:end])
         if (key := getattr(rules[i], "key", None)) is not None:
             value = key(value)
-        out += [text[last:start], placeholders(rules[i].name, value)]
+        rename = getattr(rules[i], "pseudonym", None)
+        if rename is not None and (name := rename(value)) is not None:
+            placeholders.findings[rules[i].name] += 1  # a pseudonym, stable per export
+        else:
+            name = placeholders(rules[i].name, value)
+        out += [text[last:start], name]
         last = end
     out.append(text[last:])
     return "".join(out)
@@ -134,13 +140,13 @@ class Redactor:
         #: the last trigger is an escape's: the string may hold a secret in an encoded form
         self._triggers = TriggerSet([*(r.trigger for r in self.rules), ESCAPE_TRIGGER])
         self._escape = len(self.rules)
-        #: what examines structural values: the rules that are not opt-in (``structure.py``)
+        #: what examines structural values and ids: the secret rules, those that are not opt-in
+        #: and find no identity (``structure.py``; an id is kept, a pseudonym is no finding there)
         self._secrets: Redactor = self
-        if any(getattr(r, "opt_in", False) for r in self.rules):
-            self._secrets = Redactor(
-                [r for r in self.rules if not getattr(r, "opt_in", False)],
-                min_length=min_length,
-            )
+        secret = [r for r in self.rules if not getattr(r, "opt_in", False)
+                  and not hasattr(r, "pseudonym")]  # fmt: skip
+        if len(secret) < len(self.rules):
+            self._secrets = Redactor(secret, min_length=min_length)
         #: the rules that find spans, and those that rewrite (run after, on the result)
         self._spans = [(i, r.spans) for i, r in enumerate(self.rules)
                        if hasattr(r, "spans")]  # fmt: skip
@@ -150,6 +156,22 @@ class Redactor:
     @property
     def active(self) -> bool:
         return bool(self.rules) or self.environment or self.no_passthrough
+
+    @property
+    def identities(self) -> dict[str, int]:
+        """How many distinct identities of each kind have a pseudonym (``identities.py``)."""
+        return dict(self._pseudonyms.counts) if self._pseudonyms else {}
+
+    @property
+    def numbering(self) -> str:
+        """Every identity's lookup key with its pseudonym, sorted ("" without any): what
+        ``--mode resume`` compares (salted) to know whether a kept batch still holds."""
+        names = self._pseudonyms.names if self._pseudonyms else {}
+        return "\n".join(f"{k}\0{v}" for k, v in sorted(names.items()))
+
+    @property
+    def _pseudonyms(self) -> Any:
+        return next((r for r in self.rules if hasattr(r, "pseudonym")), None)
 
     def text(self, value: str, placeholders: Placeholders) -> str:
         if len(value) < self.min_length:

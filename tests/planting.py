@@ -277,10 +277,10 @@ def plant_all(root: Path) -> list[str]:
     return [secret(groups[g][0]) for g in kept]
 
 
-def leaks(out: Path, secrets: list[str], errors: list[Any]) -> list[str]:
-    """Where any planted secret (or its first 16 characters) is in the export: files,
-    file names, error rows."""
-    probes = {s: s[:16].encode() for s in secrets}
+def leaks(out: Path, secrets: list[str], errors: list[Any], prefix: int | None = 16) -> list[str]:
+    """Where any planted secret (or its first ``prefix`` characters; None: all of it) is in
+    the export: files, file names, error rows."""
+    probes = {s: s[:prefix].encode() for s in secrets}
     found = []
     for p in out.rglob("*"):
         data = p.read_bytes() if p.is_file() else b""
@@ -293,5 +293,5 @@ def leaks(out: Path, secrets: list[str], errors: list[Any]) -> list[str]:
                 found.append(f"{p.relative_to(out)}: {s}")
     for e in errors:
         text = f"{e.source} {e.session_id} {e.message}"
-        found += [f"error row: {s}" for s in secrets if s[:16] in text]
+        found += [f"error row: {s}" for s in secrets if s[:prefix] in text]
     return found

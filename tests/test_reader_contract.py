@@ -8,7 +8,7 @@ reader takes any file or folder, so it is only asked last); units are stable;
 every unit loads; a file cut at many byte offsets keeps its complete prefix
 and reports the tail; the fingerprint changes when one byte of an input does;
 nothing outside the store is opened; every session read is exported or an
-error row.  ``toy_reader.py`` is a reader written through the public seam
+error row; no planted secret and no identity the reader declares reaches an output.  ``toy_reader.py`` is a reader written through the public seam
 only, and passes the same checks.
 """
 
@@ -33,10 +33,12 @@ from trajset.pipeline.stores import (
     detect_kind,
     discover,
     fingerprint,
+    identities,
     load_unit,
     reader_for,
     registry,
 )
+from trajset.redactors.identities import named
 from trajset.schemas.session import Session
 
 from .builder import write_sqlite_store
@@ -398,3 +400,31 @@ def test_a_secret_planted_in_any_string_field_reaches_no_output(
     run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
     found = leaks(out, secrets, run.errors)
     assert not found, f"{len(found)} planted secrets reached the export: {found[:10]}"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_reader_reads_the_identities_it_declares(
+    kind: str, tmp_path: Path, readers: dict[str, Reader]
+) -> None:
+    """Every kind of identity a reader's fixtures give is one it declares, and a reader that
+    declares some finds some in its fixtures."""
+    declared = {k for k, _ in readers[kind].identity_fields}
+    found: set[str] = set()
+    for i, make in enumerate(FIXTURES[kind]):
+        store = make(tmp_path / f"{kind}-{i}")
+        found |= {x.kind for x in identities(discover([store], kind))}
+    assert found <= declared, found - declared
+    assert bool(found) == bool(declared), declared
+
+
+def test_no_identity_a_reader_declares_reaches_an_output(
+    case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
+) -> None:
+    """Every owner, participant, working folder, remote and branch the store's reader
+    finds (``identity_v1``) is, in every output byte, file name and error row, a pseudonym."""
+    _, store = case
+    values = [i.value for i in named(identities(discover([store])))]
+    out = tmp_path / "out"
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    found = leaks(out, values, run.errors, prefix=None)
+    assert not found, f"{len(found)} identities reached the export: {found[:10]}"

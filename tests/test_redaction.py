@@ -262,9 +262,9 @@ def _clean_session() -> SessionBuilder:
         "\ndef connect(password: str, api_key: str | None = None) -> None:\n"
         "    password = get_password()\n    token = os.environ['TOKEN']\n"
         "    db = open_db(user='svc', password=password)\n"
-        "DB_PASSWORD=${DB_PASSWORD}\nsecret: <fill me in>\nprimary_key=True\nPWD=/srv/app\n"
+        "DB_PASSWORD=${DB_PASSWORD}\nsecret: <fill me in>\nprimary_key=True\nPWD=/app\n"
     )
-    b = SessionBuilder("clean-1", harness={"name": "h", "version": "1"}, cwd="/srv/app")
+    b = SessionBuilder("clean-1", harness={"name": "h", "version": "1"}, cwd="/app")
     b.config(model="m", instructions="Be helpful.")
     b.message(
         "user",

@@ -111,6 +111,14 @@ def test_every_variant_of_a_term_is_found_and_only_those(text: str, expected: st
     assert out == expected
 
 
+def test_a_string_that_is_only_a_short_term_is_found() -> None:
+    """A field holding just ``Acme`` (shorter than any detector's finding) is examined too."""
+    r, p = build_redactor(["term_v1"], terms=["Acme", "Bob"]), Placeholders()
+    assert [r.text(t, p) for t in ("Acme", "bob", "Bo")] == [
+        "[REDACTED:term:1]", "[REDACTED:term:2]", "Bo"
+    ]  # fmt: skip
+
+
 def test_a_term_in_an_e_mail_local_part() -> None:
     r, p = build_redactor(["term_v1"], terms=["bluebird"]), Placeholders()
     assert r.text("write to bluebird-team@corp.example", p) == (
@@ -149,11 +157,12 @@ def test_decoded_spans_map_back_to_the_escaped_characters() -> None:
 
 
 def _clean_store(root: Path) -> Path:
-    """Sessions with paths, URLs, JSON arguments and prose, and nothing any rule finds."""
+    """Sessions with paths, URLs, JSON arguments and prose, and nothing any rule finds (a
+    working folder of one segment is no identity)."""
     store = root / "clean"
     store.mkdir()
     for n in range(3):
-        b = SessionBuilder(f"clean-{n}", cwd=f"/work/project-{n}", hashes=False)
+        b = SessionBuilder(f"clean-{n}", cwd=f"/project-{n}", hashes=False)
         b.config(model="gpt-5", instructions="You are a careful coding agent.")
         b.user(f"Fix the failing test {n} in src/loader.py; see https://docs.example.org/a?b=1%20c")
         b.respond(calls=[("c1", "bash", {"cmd": f"pytest -q tests/test_{n}.py"})], model="gpt-5")

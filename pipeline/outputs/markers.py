@@ -55,10 +55,15 @@ def drop_state(out: Path) -> None:
 
 
 def check_resumable(
-    out: Path, options: ExportOptions, resume: bool, secrets: tuple[str, ...] = ()
+    out: Path,
+    options: ExportOptions,
+    resume: bool,
+    secrets: tuple[str, ...] = (),
+    numbering: str = "",
 ) -> None:
     """``--mode resume`` only finishes a run made with the same options and the same literal
-    secrets; records them otherwise (the secrets as a salted fingerprint, never the values)."""
+    secrets and terms; records them otherwise (as a salted fingerprint, never the values),
+    and the identities' ``numbering`` (``check_numbering``)."""
     saved = out / STATE / "options.json"
     current = json.dumps(asdict(options), sort_keys=True)
     if resume and saved.exists() and saved.read_text() != current:
@@ -73,8 +78,22 @@ def check_resumable(
     fingerprint = hashlib.sha256("\0".join([salt, *sorted(secrets)]).encode()).hexdigest()
     if resume and print_file.exists() and print_file.read_text() != fingerprint:
         raise UsageError(
-            f"--mode resume: {out} was started with other --secret/--secret-env values; resume "
-            "with the same secrets or use --mode overwrite"
+            f"--mode resume: {out} was started with other --secret/--secret-env values or "
+            "--redact-terms; resume with the same secrets and terms or use --mode overwrite"
         )
     atomic_write(print_file, fingerprint.encode())
     atomic_write(saved, current.encode())
+    check_numbering(out, numbering, resume)
+
+
+def check_numbering(out: Path, numbering: str, resume: bool) -> None:
+    """A resumed run whose store's identities are numbered otherwise than the first run's (a
+    new owner, a folder gone) reuses no batch, as every pseudonym may have moved; records
+    the numbering as a salted fingerprint (``check_resumable`` wrote the salt)."""
+    salt = (out / STATE / "secrets.salt").read_text()
+    saved = out / STATE / "numbering.sha256"
+    fingerprint = hashlib.sha256(f"{salt}\0{numbering}".encode()).hexdigest()
+    if resume and saved.exists() and saved.read_text() != fingerprint:
+        for marker in (out / STATE / "units").glob("*.json"):
+            marker.unlink()
+    atomic_write(saved, fingerprint.encode())

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trajset.redactors import Redactor
+from trajset.redactors import Identity, Redactor
 from trajset.schemas.records import ErrorRow
 
 from ..errors import TrajsetError
@@ -43,6 +43,8 @@ class RunContext:
     world_size: int = 1
     settings: RunSettings = field(default_factory=RunSettings)
     terms: tuple[str, ...] = field(default=(), repr=False)  # --redact-terms
+    #: the store's identities in unit order, numbered into pseudonyms where they are used
+    identities: tuple[Identity, ...] = field(default=(), repr=False)
 
 
 @dataclass
@@ -59,7 +61,7 @@ def make_runtime(ctx: RunContext) -> Runtime:
     """What a worker derives from the run's options: built once per job, where it runs."""
     o = ctx.options
     return Runtime(
-        o.redactor(list(ctx.secrets), ctx.terms),
+        o.redactor(list(ctx.secrets), ctx.terms, ctx.identities),
         o.policies(),
         where_filter.compile_where(o.where) if o.where else None,
         o.max_media_bytes,

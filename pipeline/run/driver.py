@@ -36,7 +36,7 @@ from ..outputs.markers import (
 )
 from ..outputs.parquet import to_table, write_shard, write_single
 from ..outputs.scores import task_scores
-from ..stores import SessionIndex, Unit, discover, fingerprint, skipped_paths
+from ..stores import SessionIndex, Unit, discover, fingerprint, identities, skipped_paths
 from ..tables import TABLES
 from ..tables.where import compile_where
 from ..tuning import fewer_collections, small_pages
@@ -156,6 +156,16 @@ def assemble_outputs(
     return facts
 
 
+def check_options(options: ExportOptions, run: RunOptions) -> None:
+    """Fail before any output on a bad ``--prefer`` or ``--where``, an unknown executor, or
+    ``--dedup near`` without rensa."""
+    options.policies()
+    if options.where:
+        compile_where(options.where)
+    make_executor(run)
+    dedup.check_mode(options.dedup)
+
+
 def run_export(
     stores: Sequence[Path],
     out: Path,
@@ -168,22 +178,20 @@ def run_export(
     """The whole ``trajset export`` job; raises ``AbortRun`` subclasses for usage and output problems."""
     run = run or RunOptions()
     units = discover(stores, options.store_kind, options.reader_options)
-    options.policies()  # fail early on a bad --prefer
-    redactor = options.redactor(list(run.secrets), run.terms)  # fail early on a bad rule
-    if options.where:
-        compile_where(options.where)  # fail early on a bad --where
-    make_executor(run)  # fail early on an unknown executor
-    dedup.check_mode(options.dedup)  # and on --dedup near without rensa
+    check_options(options, run)
+    people = tuple(identities(units)) if "identity_v1" in options.builtin_rules() else ()
+    redactor = options.redactor(list(run.secrets), run.terms, people)  # fail early on a bad rule
     check_outside(out, stores)
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out} exists and is not a folder")
     with locked(out):
         target = prepare_output(out, run.mode)  # ``out``, or where overwrite stages
-        check_resumable(target, options, run.mode == Mode.resume, (*run.secrets, *run.terms))
+        resume = run.mode == Mode.resume
+        check_resumable(target, options, resume, (*run.secrets, *run.terms), redactor.numbering)
         index = SessionIndex.of(units).write(target / STATE / "index.db")
         ctx = RunContext(
             target, options, run.secrets, index, world_size=run.workers, settings=run.settings,
-            terms=run.terms,
+            terms=run.terms, identities=people,
         )  # fmt: skip
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         near = options.dedup_threshold if options.dedup == "near" else None

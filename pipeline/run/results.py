@@ -221,7 +221,7 @@ class RunResult:
                 {"path": redactor.plain_text(path), "reason": reason}
                 for path, reason in self.skipped[:SKIPS_LISTED]
             ],
-            "redaction": redaction_report(options, self.ledger),
+            "redaction": redaction_report(options, self.ledger, redactor),
             "dedup": dedup or {},
             "settings": how.settings.to_json(),
             "stages": {k: v.to_json() for k, v in self.stats.stages.items()},
@@ -237,13 +237,14 @@ class RunResult:
         self.inputs.add(r)
 
 
-def redaction_report(options: ExportOptions, ledger: Ledger) -> dict[str, Any]:
+def redaction_report(options: ExportOptions, ledger: Ledger, redactor: Redactor) -> dict[str, Any]:
     """Findings per rule in the trees and placeholders per rule in every output; never plaintext."""
     counts = ledger.counts
     return {
         "rules": options.rule_names(),
-        "secrets": options.secret_count,  # how many --secret values and --redact-terms: never
-        "terms": options.term_count,  # the values themselves
+        "secrets": options.secret_count,  # how many --secret values and --redact-terms, and
+        "terms": options.term_count,  # identities per kind given a pseudonym: never the values
+        "identities": redactor.identities,
         "findings": ledger.findings(),
         "outputs": ledger.placeholders(),
         "entries_changed": counts.get("redacted_entries", 0),

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
+from trajset.redactors.identities import Identity
 from trajset.schemas.session import Session
 
 from ..errors import UnitFailed, UsageError
@@ -247,6 +248,19 @@ class SessionIndex:
     def write(self, path: Path) -> IndexFile:
         """The index as a file at ``path``, which jobs carry as its path."""
         return IndexFile.write(path, self.units.items())
+
+
+def identities(units: Iterable[Unit]) -> list[Identity]:
+    """Every unit's identities (``Reader.identities``), in unit order: what the run numbers
+    into pseudonyms before any unit is read.  Best effort, as the index is: a unit that
+    cannot say has none (its own fields are still examined by every other rule)."""
+    found: list[Identity] = []
+    for u in units:
+        try:
+            found.extend(reader_for(u.kind).identities(u))
+        except Exception:  # a hostile file fails when its unit is read, as an error row
+            continue
+    return found
 
 
 #: what a run looks sessions up in: in memory, or in a file (what jobs carry)

@@ -13,6 +13,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors.identities import Identity, header_identities
 from trajset.schemas.entries import EntryUnion, validate_entry
 from trajset.schemas.session import Entry, Header, Session, Truncation, validate_header
 from trajset.schemas.timestamps import parse_rfc3339
@@ -40,6 +41,13 @@ class AgentSessionReader(Reader):
 
     kind = "agentsession"
     locations = (Location("~/.agent/sessions"),)
+    identity_fields = (
+        ("workdir", "the header's cwd"),
+        ("user", "einox:owner"),
+        ("repo", "codex:meta git.repository_url"),
+        ("branch", "codex:meta git.branch"),
+        ("workdir", "gemini:directories"),
+    )
     options = (
         ReaderOption(
             "follow_symlinks", bool, False, "read links to session files outside the store"
@@ -69,24 +77,28 @@ class AgentSessionReader(Reader):
         return [read_session(unit.files[0])]
 
     def session_ids(self, unit: Unit) -> list[str]:
-        sid = _header_id(Path(unit.files[0]))
-        return [sid] if sid else []
+        sid = _first_line(Path(unit.files[0])).get("id")
+        return [sid] if isinstance(sid, str) and sid else []
+
+    def identities(self, unit: Unit) -> list[Identity]:
+        if unit.key == OUTSIDE:
+            return []
+        return header_identities(_first_line(Path(unit.files[0])))
 
 
-def _header_id(path: Path) -> str:
-    """The header's ``id`` from the first non-empty line, or "" when it does not read."""
+def _first_line(path: Path) -> dict[str, JSON]:
+    """The header from the first non-empty line, or {} when it does not read."""
     if not path.is_file():
-        return ""
+        return {}
     try:
         with path.open("rb") as fh:
             for line in fh:
                 if line.strip():
                     head = loads_strict(line.decode("utf-8"))
-                    sid = head.get("id") if isinstance(head, dict) else None
-                    return sid if isinstance(sid, str) else ""
-    except (OSError, ValueError, UnicodeDecodeError):
-        return ""
-    return ""
+                    return head if isinstance(head, dict) else {}
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return {}
+    return {}
 
 
 def _lines(text: str) -> tuple[list[tuple[int, str]], int]:

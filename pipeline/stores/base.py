@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
+from trajset.redactors.identities import Identity
 from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Issue, Session, validate_header
 
@@ -138,8 +139,9 @@ Loaded = list[Session | UnitFailed]
 
 
 class Reader:
-    """One store kind (see the module docstring).  Subclasses set the three class
-    attributes and implement the five methods; ``option`` reads a typed option of a unit."""
+    """One store kind (see the module docstring).  Subclasses set the class attributes and
+    implement the five methods (and ``identities`` where the store records some);
+    ``option`` reads a typed option of a unit."""
 
     #: the store kind, as ``--store-kind`` and ``READERS`` name it
     kind: ClassVar[str]
@@ -147,6 +149,8 @@ class Reader:
     locations: ClassVar[tuple[Location, ...]] = ()
     #: the ``--reader-option`` names this reader takes
     options: ClassVar[tuple[ReaderOption, ...]] = ()
+    #: (kind, where) of each field of the store that holds an identity (``identities``)
+    identity_fields: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     def option(self, of: Unit | UnitOptions, name: str) -> OptionValue:
         """The value of option ``name`` of a unit (or of the options ``units`` is given),
@@ -181,6 +185,12 @@ class Reader:
     def session_ids(self, unit: Unit) -> list[str]:
         """The ids of the sessions ``unit`` holds, read cheaply (headers only); [] if unknown."""
         raise NotImplementedError
+
+    def identities(self, unit: Unit) -> list[Identity]:
+        """The values of the unit's ``identity_fields``, read cheaply (headers, folder names),
+        in the order the store has them: the run numbers them into pseudonyms before any
+        unit is read (``trajset.redactors.identities``).  A unit that cannot say gives []."""
+        return []
 
     def inputs(self, unit: Unit) -> tuple[str, ...] | None:
         """Every file whose bytes the unit's result depends on (its files and what they

@@ -12,14 +12,16 @@ is refused with the missing table or column named.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors.identities import Identity, header_identities
 from trajset.schemas.session import Session
 
 from ..errors import SessionReadError, UsageError
-from .agentsession import read_session_text
+from .agentsession import AgentSessionReader, read_session_text
 from .base import Loaded, Reader, Reads, Unit, UnitOptions
 from .snapshot import read_snapshot, unlisted
 
@@ -89,6 +91,7 @@ class SqliteReader(Reader):
     (no default location: the reference names none)."""
 
     kind = "agentsession-sqlite"
+    identity_fields = AgentSessionReader.identity_fields  # the header column's
 
     def detect(self, path: Path) -> bool:
         if not path.is_file():  # a FIFO would block the open
@@ -116,6 +119,17 @@ class SqliteReader(Reader):
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [unit.key] if unit.key else []
+
+    def identities(self, unit: Unit) -> list[Identity]:
+        def header(db: sqlite3.Connection) -> Any:
+            return db.execute("SELECT header FROM sessions WHERE id = ?", (unit.key,)).fetchone()
+
+        try:
+            row = read_snapshot(Path(unit.files[0]), header) if unit.key else None
+            head = json.loads(row[0]) if row and isinstance(row[0], str) else {}
+        except (sqlite3.Error, ValueError, RecursionError):
+            return []
+        return header_identities(head) if isinstance(head, dict) else []
 
     def inputs(self, unit: Unit) -> None:
         return None  # the database is shared by many units; their rows are their inputs

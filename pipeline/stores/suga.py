@@ -15,6 +15,7 @@ One unit per export folder.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
 from trajset.schemas.session import Issue, Session
@@ -310,6 +312,7 @@ class SugaReader(Reader):
     no default location, since a host program writes the export where it is told."""
 
     kind = "suga"
+    identity_fields = (("workdir", "sessions.jsonl cwd"),)
 
     def detect(self, path: Path) -> bool:
         return path.is_dir() and bool(_declared(path))
@@ -343,8 +346,16 @@ class SugaReader(Reader):
         return loaded
 
     def session_ids(self, unit: Unit) -> list[str]:
-        return (
-            [str(s.get("id")) for _, s in _lines(Path(unit.name) / "sessions.jsonl")]
-            if unit.name
-            else []
-        )
+        return [str(s.get("id")) for s in self._infos(unit)]
+
+    def identities(self, unit: Unit) -> list[Identity]:
+        return identities_of([("workdir", s.get("cwd")) for s in self._infos(unit)])
+
+    def _infos(self, unit: Unit) -> list[dict[str, JSON]]:
+        """The export's ``sessions.jsonl`` rows (its ``SessionInfo``) up to one that does not
+        read (its load reports that line), read cheaply."""
+        out: list[dict[str, JSON]] = []
+        with contextlib.suppress(SessionReadError, OSError):
+            for _, info in _lines(Path(unit.name) / "sessions.jsonl" if unit.name else None):
+                out.append(info)
+        return out

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.session import Issue, Session
 
 from ...errors import SessionReadError
@@ -81,6 +82,7 @@ class ClaudeCodeReader(Reader):
 
     kind = "claude-code"
     locations = (Location("~/.claude", env="CLAUDE_CONFIG_DIR", below="projects"),)
+    identity_fields = (("workdir", "each record's cwd"), ("branch", "each record's gitBranch"))
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -130,6 +132,26 @@ class ClaudeCodeReader(Reader):
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [Path(f).stem for f in unit.files]
+
+    def identities(self, unit: Unit) -> list[Identity]:
+        return identities_of([pair for f in unit.files for pair in _where(Path(f))])
+
+
+#: how many lines ``identities`` reads of a file for its first record with a ``cwd``
+HEAD_LINES = 64
+
+
+def _where(path: Path) -> list[tuple[str, Any]]:
+    """The working folder and git branch of the file's first record that names a folder."""
+    try:
+        with path.open("rb") as fh:
+            for _, line in zip(range(HEAD_LINES), fh, strict=False):
+                d = json.loads(line) if line.strip() else None
+                if isinstance(d, dict) and d.get("cwd"):
+                    return [("workdir", d.get("cwd")), ("branch", d.get("gitBranch"))]
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        pass
+    return []
 
 
 def _first_time(path: Path) -> tuple[str, str]:

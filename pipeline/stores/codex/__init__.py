@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Issue, Session
 from trajset.schemas.timestamps import RFC3339_RE
@@ -57,6 +58,11 @@ class CodexReader(Reader):
 
     kind = "codex"
     locations = (Location("~/.codex", env="CODEX_HOME"),)
+    identity_fields = (
+        ("workdir", "session_meta cwd"),
+        ("repo", "session_meta git.repository_url"),
+        ("branch", "session_meta git.branch"),
+    )
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -98,6 +104,16 @@ class CodexReader(Reader):
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [h.thread for f in unit.files if (h := Head.read(Path(f))) is not None]
+
+    def identities(self, unit: Unit) -> list[Identity]:
+        found: list[tuple[str, object]] = []
+        for f in unit.files:
+            if (h := Head.read(Path(f))) is not None:
+                git = h.meta.get("git")
+                git = git if isinstance(git, dict) else {}
+                found += [("workdir", h.meta.get("cwd")), ("repo", git.get("repository_url")),
+                          ("branch", git.get("branch"))]  # fmt: skip
+        return identities_of(found)
 
 
 def _session(tree: Tree, dups: dict[str, Duplicates]) -> Session:

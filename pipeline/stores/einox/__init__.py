@@ -12,9 +12,11 @@ are skipped and counted.  Reader option: ``keep_truncated=true`` keeps the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Session, validate_header
 
@@ -45,6 +47,10 @@ class EinoxReader(Reader):
     kind = "einox"
     #: the upstream comments call the per-user tree ``.agent/users/<operator>``
     locations = (Location("~/.agent/users"),)
+    identity_fields = (
+        ("user", "the owner (users/<owner>/)"),
+        ("user", "participants[].id and participants[].name"),
+    )
     options = (
         ReaderOption(
             "keep_truncated",
@@ -90,6 +96,22 @@ class EinoxReader(Reader):
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [Path(f).parent.name for f in unit.files]
+
+    def identities(self, unit: Unit) -> list[Identity]:
+        """The owner (its folder's name), then each session's participants; a file is parsed
+        only when it names participants at all."""
+        found: list[tuple[str, Any]] = [("user", unit.key)] if unit.files else []
+        for f in unit.files:
+            try:
+                data = Path(f).read_bytes()
+                record = json.loads(data) if b'"participants"' in data else {}
+            except (OSError, ValueError, RecursionError):
+                continue
+            people = record.get("participants") if isinstance(record, dict) else None
+            for p in people if isinstance(people, list) else []:
+                if isinstance(p, dict):
+                    found += [("user", p.get("id")), ("user", p.get("name"))]
+        return identities_of(found)
 
     def inputs(self, unit: Unit) -> tuple[str, ...]:
         """The session files and the spilled outputs and compactions beside them."""

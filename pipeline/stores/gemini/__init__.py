@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.session import Session
 from trajset.schemas.timestamps import RFC3339_RE
 
@@ -45,6 +46,10 @@ class GeminiCliReader(Reader):
 
     kind = "gemini-cli"
     locations = (Location("~", env="GEMINI_CLI_HOME", below=".gemini"),)
+    identity_fields = (
+        ("workdir", "the project's .project_root"),
+        ("workdir", "each chat's directories"),
+    )
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -95,6 +100,13 @@ class GeminiCliReader(Reader):
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [str(h["sessionId"]) for f in unit.files if (h := head(Path(f))) is not None]
+
+    def identities(self, unit: Unit) -> list[Identity]:
+        found: list[tuple[str, object]] = [("workdir", _project_root(Path(unit.name)))]
+        for f in unit.files:
+            dirs = (head(Path(f)) or {}).get("directories")
+            found += [("workdir", d) for d in dirs] if isinstance(dirs, list) else []
+        return identities_of(found)
 
 
 def _project_root(project: Path) -> str:

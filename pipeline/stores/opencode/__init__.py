@@ -21,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.session import Session
 
 from ...errors import SessionReadError
@@ -65,6 +66,10 @@ class OpenCodeReader(Reader):
 
     kind = "opencode"
     locations = (Location("~/.local/share", env="XDG_DATA_HOME", below="opencode"),)
+    identity_fields = (
+        ("workdir", "each session's directory"),
+        ("workdir", "its project's worktree"),
+    )
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -123,6 +128,18 @@ class OpenCodeReader(Reader):
 
     def session_ids(self, unit: Unit) -> list[str]:
         return list(Group.of(unit.key).sessions) if unit.key else []
+
+    def identities(self, unit: Unit) -> list[Identity]:
+        if not unit.key:
+            return []
+        group = Group.of(unit.key)
+        found = files.folders([Path(f) for f in unit.files if not _is_db(f)])
+        for db in (f for f in unit.files if _is_db(f)):
+            try:
+                found += database.folders(Path(db), group)
+            except (SessionReadError, sqlite3.Error):
+                continue
+        return identities_of(found)
 
     def inputs(self, unit: Unit) -> tuple[str, ...] | None:
         return None if any(_is_db(f) for f in unit.files) else unit.files

@@ -240,3 +240,16 @@ def _session(path: Path, row: Row) -> StoredSession:
         info["opencode:columns"] = later
     s.info = info
     return s
+
+
+def folders(path: Path, unit: Group) -> list[tuple[str, JSON]]:
+    """(``workdir``, value) of the group's sessions' directories and their project's
+    worktree, in one snapshot (what ``Reader.identities`` asks, cheaply)."""
+    marks = ",".join("?" * len(unit.sessions))
+
+    def read(db: sqlite3.Connection) -> list[tuple[str, JSON]]:
+        q = ("SELECT s.directory, p.worktree FROM session s LEFT JOIN project p "
+             f"ON p.id = s.project_id WHERE s.id IN ({marks}) ORDER BY s.time_created, s.id")  # fmt: skip
+        return [("workdir", v) for row in db.execute(q, unit.sessions) for v in row]
+
+    return read_snapshot(path, read)

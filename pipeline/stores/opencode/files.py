@@ -150,3 +150,15 @@ def read_session(sid: str, layout: Layout) -> StoredSession:
         todos = _load(layout.todo, "todo file", s.issues, (list, dict))
         s.todos = todos if isinstance(todos, list) else [todos] if todos is not None else []
     return s
+
+
+def folders(names: list[Path]) -> list[tuple[str, JSON]]:
+    """(``workdir``, value) of the project file's worktree and each session file's directory
+    among a unit's files (what ``Reader.identities`` asks, cheaply)."""
+    out: list[tuple[str, JSON]] = []
+    for f in names:
+        member = "directory" if f.parent.parent.name == "session" else ""
+        member = "worktree" if f.parent.name == "project" else member
+        if member:
+            out.append(("workdir", obj(_load(f, "", [])).get(member)))
+    return out

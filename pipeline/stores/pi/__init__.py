@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.session import Session
 from trajset.schemas.timestamps import RFC3339_RE
 
@@ -32,6 +33,7 @@ class PiReader(Reader):
 
     kind = "pi"
     locations = (Location("~/.pi/agent", env="PI_CODING_AGENT_DIR", below="sessions"),)
+    identity_fields = (("workdir", "the session header's cwd"),)
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -63,6 +65,10 @@ class PiReader(Reader):
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [str(h["id"]) for f in unit.files if (h := first_line(Path(f))) is not None]
+
+    def identities(self, unit: Unit) -> list[Identity]:
+        heads = (first_line(Path(f)) for f in unit.files)
+        return identities_of([("workdir", h.get("cwd")) for h in heads if h is not None])
 
 
 def _first(entries: list[dict[str, JSON]], kind: str, key: str) -> JSON:

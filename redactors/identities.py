@@ -1,0 +1,189 @@
+"""``identity_v1``: who and where a store says its sessions belong to, as stable pseudonyms.
+
+Each reader declares the fields of its store that hold identities
+(``Reader.identity_fields``: owners, participants, user names, working
+folders, git remotes and branches) and reads them cheaply before the run
+(``Reader.identities``).  The run numbers every distinct value per kind in
+unit order, so one person is ``user_3`` in every session, table and file name
+of an export, whatever the worker count, and analysis by person stays
+possible without the person.  The values never leave the run: the manifest
+counts them per kind.
+
+Every mention of a value, in any string of any session, becomes its
+pseudonym:
+
+* ``user``: case-insensitively wherever no letter or digit touches it, the
+  spaces of a name also matching ``.``, ``_`` and ``-`` (as ``term_v1``);
+* ``workdir``: the folder as a whole path or as the leading folders of one
+  (``/workspace/alice/app/src`` -> ``workdir_1/src``), and as the project
+  folder agents name after it (``-workspace-alice-app``);
+* ``repo``: the remote, with or without ``.git``, and its ``owner/name`` slug;
+* ``branch``: the name where no letter, digit, ``/``, ``-`` or ``.`` touches it.
+
+Values that name no one are left alone (``_ANONYMOUS``): shorter than 3
+characters, common account and role names (``root``, ``user``), default
+branches (``main``), and working folders of one segment or inside a home
+folder (``home_paths`` makes those ``~``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+NAME = "identity_v1"
+KINDS = ("user", "workdir", "repo", "branch")
+#: the shortest value that can name someone
+FLOOR = 3
+_ANONYMOUS = {
+    "user": frozenset(
+        ["root", "admin", "administrator", "user", "users", "default", "guest", "nobody",
+         "anonymous", "ubuntu", "runner", "ec2-user", "system", "agent", "assistant", "human",
+         "operator", "owner", "developer", "unknown", "null", "none"]
+    ),
+    "branch": frozenset(
+        ["main", "master", "develop", "development", "dev", "trunk", "head", "staging",
+         "production"]
+    ),
+}  # fmt: skip
+_HOME = re.compile(r"^(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/])|^/root(?:/|$)")
+_SEPARATORS = re.compile(r"[\s._-]+")
+_PATH_END = r"(?=$|[/\\\s\"'`:;,)\]}>])"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """One value of an identity field: its kind (``KINDS``) and the value as the store has it."""
+
+    kind: str
+    value: str
+
+
+def _user_key(text: str) -> str:
+    return " ".join(_SEPARATORS.split(text.casefold())).strip()
+
+
+def _names_someone(i: Identity) -> bool:
+    value = i.value
+    if len(value) < FLOOR or value.casefold() in _ANONYMOUS.get(i.kind, ()):
+        return False
+    if i.kind == "workdir":
+        parts = [p for p in re.split(r"[\\/]+", value) if p]
+        drive = re.match(r"^[A-Za-z]:[\\/]", value) is not None
+        absolute = drive or value[:1] in "/\\"
+        return absolute and not _HOME.match(value) and len(parts) >= (3 if drive else 2)
+    return True
+
+
+def _dashed(folder: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", folder).strip("-")
+
+
+def _slug(url: str) -> str:
+    """``owner/name`` of a remote (``https://host/o/n.git``, ``git@host:o/n.git``), or ""."""
+    ssh = re.match(r"^[\w.-]+@[\w.-]+:(.+)$", url)
+    path = ssh.group(1) if ssh else urlsplit(url).path if "://" in url else ""
+    parts = [p for p in path.removesuffix(".git").split("/") if p]
+    return "/".join(parts[-2:]) if len(parts) >= 2 else ""
+
+
+def _alternatives(i: Identity) -> Iterator[tuple[str, str]]:
+    """(regex, lookup key) of each way ``i`` is written in text."""
+    v = i.value
+    if i.kind == "user":
+        words = r"[\s._-]+".join(re.escape(w) for w in v.split())
+        yield rf"(?<![A-Za-z0-9])(?i:{words})(?![A-Za-z0-9])", "u:" + _user_key(v)
+    elif i.kind == "workdir":
+        folder = v.rstrip("/\\")
+        yield rf"(?<![\w.~-]){re.escape(folder)}{_PATH_END}", "x:" + folder
+        # the folder's name as agents name their project folders (``-workspace-alice-app``,
+        # Pi's ``--workspace-alice-app--``)
+        dashed = _dashed(folder)
+        yield rf"(?<![\w-])-{{1,2}}{re.escape(dashed)}(?:--)?(?![\w-])", "d:" + dashed
+    elif i.kind == "repo":
+        bare = v.removesuffix(".git")
+        yield rf"(?<![\w.-]){re.escape(bare)}(?:\.git)?(?![\w-])", "x:" + bare
+        if slug := _slug(v):
+            yield rf"(?<![\w.-]){re.escape(slug)}(?:\.git)?(?![\w/-])", "x:" + slug
+    else:
+        yield rf"(?<![\w./-]){re.escape(v)}(?![\w/-]|\.\w)", "x:" + v
+
+
+@dataclass(frozen=True)
+class Pseudonyms:
+    """The export's identities, each with its pseudonym; finds their mentions in a string."""
+
+    pattern: re.Pattern[str]
+    trigger: str
+    names: dict[str, str] = field(repr=False)  # lookup key -> pseudonym
+    counts: dict[str, int] = field(default_factory=dict)  # distinct values per kind
+    name: str = NAME
+    opt_in: bool = False
+
+    @classmethod
+    def of(cls, identities: Iterable[Identity]) -> Pseudonyms:
+        """Numbered per kind in the order given (the run's unit order)."""
+        names: dict[str, str] = {}
+        counts = dict.fromkeys(KINDS, 0)
+        patterns: list[tuple[str, str]] = []
+        for i in named(identities):
+            ways = list(_alternatives(i))
+            if ways[0][1] in names:
+                continue
+            counts[i.kind] += 1
+            pseudonym = f"{i.kind}_{counts[i.kind]}"
+            for regex, key in ways:
+                if key not in names:
+                    names[key] = pseudonym
+                    patterns.append((regex, key))
+        # longest first: a folder is found whole before a user name inside it
+        ordered = sorted(patterns, key=lambda p: (-len(p[1]), p[1]))
+        body = "|".join(f"(?:{r})" for r, _ in ordered) or "(?!)"
+        words = "|".join(re.escape(k[2:].split()[0]) for _, k in ordered) or "(?!)"
+        return cls(re.compile(body), f"(?i:{words})", names, counts)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.names)
+
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        for m in self.pattern.finditer(text):
+            yield m.span()
+
+    def pseudonym(self, found: str) -> str | None:
+        """The pseudonym of a mention (None for text that is no single identity's mention)."""
+        bare = found.removesuffix(".git")
+        return (
+            self.names.get("x:" + bare)
+            or self.names.get("u:" + _user_key(found))
+            or self.names.get("d:" + found.strip("-"))
+        )
+
+
+def identities_of(values: Sequence[tuple[str, Any]]) -> list[Identity]:
+    """``Identity`` of each (kind, value) whose value is a non-empty string (a reader's helper)."""
+    return [Identity(k, v) for k, v in values if isinstance(v, str) and v.strip()]
+
+
+def named(identities: Iterable[Identity]) -> list[Identity]:
+    """The identities that name someone (see the module docstring), their values stripped."""
+    stripped = (Identity(i.kind, i.value.strip()) for i in identities)
+    return [i for i in stripped if i.kind in KINDS and _names_someone(i)]
+
+
+def header_identities(header: dict[str, Any]) -> list[Identity]:
+    """The identities a session header holds in the members readers write there (``cwd``,
+    ``einox:owner``, ``codex:meta``'s git, ``gemini:directories``): what a store of sessions
+    another reader converted (``trajset convert``) says of itself."""
+    meta = header.get("codex:meta")
+    git = meta.get("git") if isinstance(meta, dict) else None
+    git = git if isinstance(git, dict) else {}
+    dirs = header.get("gemini:directories")
+    return identities_of(
+        [("workdir", header.get("cwd")), ("user", header.get("einox:owner")),
+         ("repo", git.get("repository_url")), ("branch", git.get("branch")),
+         *(("workdir", d) for d in (dirs if isinstance(dirs, list) else []))]
+    )  # fmt: skip
