@@ -48,8 +48,10 @@ from trajset.redactors import (
     selected_rules,
 )
 
+from . import tokenizing
 from .errors import UsageError
 from .splits import Splits, parse_splits
+from .tokenizing import TokenizeOptions
 from .tree.policies import Policy, parse_policy, policy_label
 
 
@@ -92,6 +94,10 @@ EXPORT_KEYS: dict[str, type] = {
     "kto_from": str,
     "split": list,
     "split_by": str,
+    "tokenizer": str,
+    "chat_template": str,
+    "max_tokens": int,
+    "overlong": str,
 }
 
 
@@ -100,13 +106,8 @@ DEDUP_MODES = ("exact", "near", "off")
 #: ``--kto-from`` sources of the ``kto`` rows
 KTO_SOURCES = ("pairs", "outcomes")
 
-TYPE_NAMES = {
-    list: "an array",
-    str: "a string",
-    int: "an integer",
-    float: "a number",
-    bool: "true or false",
-}
+TYPE_NAMES = {list: "an array", str: "a string", int: "an integer", float: "a number",
+              bool: "true or false"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,7 @@ class ExportOptions:
     kto_from: str = "pairs"  # the kto rows: the pairs' sides | the trajectories' pass verdicts
     split: Splits = ()  # (name, fraction) beside train, by session (``splits``)
     split_by: str | None = None  # a trajectories column the splits are stratified by
+    tokenize: TokenizeOptions | None = None  # --tokenizer: the tokenized configs too
 
     def policies(self) -> list[Policy]:
         return [parse_policy(p) for p in self.prefer]
@@ -349,7 +351,7 @@ def resolve(
     ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env,
     redact_terms, where,
     license, workers, executor, ray_address, keep_state, mode, reader_option, home,
-    max_media_bytes, dedup, dedup_threshold, kto_from, split, split_by.
+    max_media_bytes, dedup, dedup_threshold, kto_from, split, split_by, and ``tokenizing``'s.
     """
     conf, custom = load_config(config) if config else ({}, [])
     redact, names, rules, secrets = _redaction(flags, conf, custom)
@@ -380,6 +382,7 @@ def resolve(
         kto_from=_choice(flags, conf, "kto_from", KTO_SOURCES),
         split=parse_splits(_pick(flags.get("split"), conf, "split", None) or ()),
         split_by=_split_by(flags, conf),
+        tokenize=tokenizing.from_flags(flags, conf),
     )
     options.policies()  # fail early on a bad --prefer
     run = RunOptions(

@@ -187,6 +187,33 @@ KTO = pa.schema(
     ]
 )
 
+#: one row per ``sft`` row, rendered with a tokenizer's chat template (``trajset tokenize``)
+TOKENIZED = pa.schema(
+    [
+        pa.field("session_id", pa.string(), nullable=False),
+        pa.field("leaf_id", pa.string(), nullable=False),
+        pa.field("window", pa.int32(), nullable=False),
+        pa.field("split", pa.string()),
+        pa.field("input_ids", pa.list_(pa.int32())),
+        pa.field("assistant_masks", pa.list_(pa.int8())),  # 1 exactly on trainable tokens
+        pa.field("n_tokens", pa.int32()),
+        pa.field("n_trainable", pa.int32()),
+        pa.field("truncated", pa.bool_()),  # cut at the end of a message to fit --max-tokens
+    ]
+)
+
+#: the token lengths of each ``preferences`` row's parts (to filter over-long pairs)
+PAIR_TOKENS = pa.schema(
+    [
+        pa.field("pair_id", pa.string(), nullable=False),
+        pa.field("session_id", pa.string(), nullable=False),
+        pa.field("split", pa.string()),
+        pa.field("prompt_tokens", pa.int32()),
+        pa.field("chosen_tokens", pa.int32()),
+        pa.field("rejected_tokens", pa.int32()),
+    ]
+)
+
 ERRORS = pa.schema(
     [
         pa.field("source", pa.string()),

@@ -16,7 +16,8 @@ import pytest
 
 from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
 
-from .conftest import DATA, UPSTREAM
+from .conftest import UPSTREAM
+from .offline_tokenizer import build, conversation_texts
 
 trl = pytest.importorskip("trl", reason="the training test needs the train extra (see above)")
 
@@ -26,33 +27,13 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::UserWarning"),
 ]
 
-SPECIAL = ["<unk>", "<pad>", "<|im_start|>", "<|im_end|>"]
-
 
 def _texts(rows: Any) -> list[str]:
-    out = []
-    for r in rows:
-        out.append(r["tools"] or "")
-        for m in r["messages"]:
-            out.append(m["content"] or "")
-            for c in m["tool_calls"] or []:
-                out.append(c["function"]["name"] + " " + c["function"]["arguments"])
-    return out
+    return conversation_texts(rows)
 
 
 def _tokenizer(texts: list[str]) -> Any:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=600, special_tokens=SPECIAL))
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", eos_token="<|im_end|>"
-    )
-    fast.chat_template = (DATA / "templates" / "chatml.jinja").read_text(encoding="utf-8")
-    return fast
+    return build(texts, "chatml")
 
 
 def _model(tokenizer: Any) -> Any:

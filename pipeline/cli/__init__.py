@@ -20,6 +20,7 @@ from .publish import publish
 from .report import report
 from .scan import scan
 from .sources import sources
+from .tokenize import tokenize
 from .validate import schema, validate
 
 app = typer.Typer(
@@ -31,7 +32,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-for command in (export, sources, inspect, verify, validate, scan, convert, publish, report, schema):
+for command in (
+    export, sources, inspect, verify, validate, scan, convert, tokenize, publish, report, schema
+):  # fmt: skip
     app.command()(command)
 
 

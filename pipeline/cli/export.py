@@ -19,6 +19,7 @@ from ..sources import local_sources
 from ..stores import READERS, STORE_KINDS, option_help, sample_store
 from ..tree.policies import spellings
 from .errors import exits, fail
+from .tokenize import ChatTemplate, MaxTokens, Overlong, Tokenizer
 
 if TYPE_CHECKING:
     StoreKind = str
@@ -205,6 +206,10 @@ def export(
             "sha256:<hex> and errors lists them (media_too_large). Default: no limit."
         ),
     ] = None,
+    tokenizer: Tokenizer = None,
+    chat_template: ChatTemplate = None,
+    max_tokens: MaxTokens = None,
+    overlong: Overlong = None,
 ) -> None:
     """Export every trajectory as ATIF v1.8 plus Parquet tables, laid out as a Hugging Face dataset.
 
@@ -215,7 +220,8 @@ def export(
         "secret": secret, "secret_env": secret_env, "redact_terms": redact_terms, "where": where, "license": license_id,
         "workers": workers, "executor": executor, "ray_address": ray_address, "keep_state": keep_state, "mode": mode, "reader_option": reader_option, "home": home,
         "max_media_bytes": max_media_bytes, "dedup": dedup, "dedup_threshold": dedup_threshold,
-        "kto_from": kto_from, "split": split, "split_by": split_by,
+        "kto_from": kto_from, "split": split, "split_by": split_by, "tokenizer": tokenizer,
+        "chat_template": chat_template, "max_tokens": max_tokens, "overlong": overlong,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
     chosen = all_local_stores(stores, store_kind, quiet) if all_local else stores_or_sample(stores)

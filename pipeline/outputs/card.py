@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import yaml
 
-from ..tables import TABLES
+from ..tables import DERIVED, SCHEMAS, TABLES, describe
 from .recipes import usage
 from .scores import TaskScores, card_section
 
@@ -22,6 +22,7 @@ JSON = Any
 DTYPES = {
     pa.string(): "string",
     pa.bool_(): "bool",
+    pa.int8(): "int8",
     pa.int32(): "int32",
     pa.int64(): "int64",
     pa.float64(): "float64",
@@ -56,7 +57,7 @@ def _dataset_info(name: str, facts: JSON) -> dict[str, JSON]:
     """``dataset_info`` of one config, as ``push_to_hub`` writes it, plus the shards' checksums."""
     return {
         "config_name": name,
-        "features": features(TABLES[name].schema),
+        "features": features(SCHEMAS[name]),
         "splits": [
             {"name": split, "num_bytes": f["bytes"], "num_examples": f["rows"]}
             for split, f in splits_with_rows(facts).items()
@@ -70,7 +71,8 @@ def _dataset_info(name: str, facts: JSON) -> dict[str, JSON]:
 def loadable(manifest: JSON) -> list[str]:
     """The configs with rows: ``datasets`` cannot load an empty split, so those are left out."""
     tables = manifest.get("tables") or {}
-    return [n for n in TABLES if n not in tables or tables[n]["rows"] > 0]
+    derived = [n for n in DERIVED if n in tables and tables[n]["rows"] > 0]
+    return [*(n for n in TABLES if n not in tables or tables[n]["rows"] > 0), *derived]
 
 
 def front_matter(manifest: JSON, license_id: str, pretty_name: str) -> str:
@@ -135,7 +137,8 @@ def _stats_section(manifest: JSON) -> list[str]:
 def _configs_section(manifest: JSON) -> list[str]:
     lines = ["## Configs", ""]
     names = loadable(manifest)
-    empty = [n for n in TABLES if n not in names]
+    written = [*TABLES, *(n for n in DERIVED if n in (manifest.get("tables") or {}))]
+    empty = [n for n in written if n not in names]
     if empty:
         lines += [
             "Tables without rows are written (`data/<table>/`, with the declared schema) but are "
@@ -144,11 +147,32 @@ def _configs_section(manifest: JSON) -> list[str]:
             + ".",
             "",
         ]
-    for name, table in TABLES.items():
-        lines += [f"### `{name}`", "", table.description, "", "| column | type |", "|---|---|"]
-        lines += [f"| `{f.name}` | `{f.type}` |" for f in table.schema]
+    for name in written:
+        lines += [f"### `{name}`", "", describe(name), "", "| column | type |", "|---|---|"]
+        lines += [f"| `{f.name}` | `{f.type}` |" for f in SCHEMAS[name]]
         lines.append("")
-    return lines
+    return [*lines, *_tokenized_section(manifest)]
+
+
+def _tokenized_section(manifest: JSON) -> list[str]:
+    """How the ``tokenized`` config was made, and its token lengths."""
+    how = manifest.get("tokenize")
+    if not how:
+        return []
+    c, n = manifest["counts"], how["n_tokens"]
+    limit = f"{how['max_tokens']} ({how['overlong']} past it)" if how["max_tokens"] else "none"
+    return [
+        "### Tokenization", "",
+        f"* tokenizer: `{how['tokenizer']}`"
+        + (f"; chat template sha256 `{how['chat_template_sha256']}`" if how["chat_template_sha256"] else "; its own chat template"),
+        f"* rows: {c.get('tokenized_rows', 0)}; tokens: {c.get('tokens', 0)}, trainable "
+        f"{c.get('trainable_tokens', 0)}; per row min {n['min']}, median {n['median']}, max {n['max']}",
+        f"* --max-tokens: {limit}; truncated {c.get('tokenized_rows_truncated', 0)}, dropped "
+        f"over-long {c.get('tokenized_rows_dropped_overlong', 0)}, without a trainable token "
+        f"{c.get('tokenized_rows_dropped_untrainable', 0)}, not renderable "
+        f"{c.get('tokenized_rows_dropped_unaligned', 0) + c.get('tokenized_rows_dropped_unrenderable', 0)}",
+        "",
+    ]  # fmt: skip
 
 
 def _made_section(manifest: JSON) -> list[str]:

@@ -59,7 +59,8 @@ included: training on it trains shared prefixes once per branch.
 
 TRL's `assistant_only_loss` needs a chat template with generation tags (drop it for one
 without) and masks every assistant turn: it does not read `trainable`, so it also trains on
-copied answers. To honour the flags, mask from `trainable` yourself (or use a tokenized export).
+copied answers. To honour the flags, mask from `trainable` yourself, or tokenize the export
+(`trajset tokenize DIR --tokenizer MODEL`) and train on `tokenized`.
 
 `tools` are the definitions the session recorded (`tools_source: recorded`) or, where the
 store records none (Claude Code), JSON Schemas inferred from every call the store holds of that
@@ -106,8 +107,31 @@ pair`; a side several pairs share is one row); with `--kto-from outcomes`, each 
 a pass verdict of its own gives its own part, labelled by the verdict (`source: outcome`).
 """
 
+TOKENIZED = """### Pre-tokenized training (`tokenized`)
+
+```python
+from transformers import AutoTokenizer
+from trl import SFTConfig, SFTTrainer
+
+# MODEL must be a model of the tokenizer named under "Tokenization" above
+tokens = load_dataset(REPO, "tokenized", split="train")
+trainer = SFTTrainer(model=MODEL, processing_class=AutoTokenizer.from_pretrained(MODEL),
+                     train_dataset=tokens.select_columns(["input_ids", "assistant_masks"]),
+                     args=SFTConfig(output_dir="tokenized-out"))
+trainer.train()
+```
+
+`assistant_masks` is 1 exactly on the tokens of the assistant messages that are `trainable` in
+`sft` (their tool calls and reasoning included where the template renders them, and their
+end-of-turn token); TRL turns it into labels. axolotl, torchtune and verl take `input_ids`
+with the mask as their loss mask. `pair_tokens` gives each pair's token lengths, to filter
+over-long pairs: `short = {r["pair_id"] for r in load_dataset(REPO, "pair_tokens",
+split="train") if r["prompt_tokens"] + max(r["chosen_tokens"], r["rejected_tokens"]) <= 4096}`.
+"""
+
 #: config -> the recipe shown when the config has rows
-RECIPES = {"trajectories": EVALUATE, "sft": SFT, "preferences": DPO, "kto": KTO}
+RECIPES = {"trajectories": EVALUATE, "sft": SFT, "preferences": DPO, "kto": KTO,
+           "tokenized": TOKENIZED}  # fmt: skip
 
 
 def usage(configs: list[str]) -> str:

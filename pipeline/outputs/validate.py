@@ -16,7 +16,7 @@ import yaml
 
 from trajset.schemas.atif import validate_document
 
-from ..tables import CONFIGS, SCHEMAS
+from ..tables import CONFIGS, DERIVED, SCHEMAS
 
 
 def card_metadata(readme: Path) -> dict[str, Any]:
@@ -44,7 +44,8 @@ def _table_problems(directory: Path) -> tuple[list[str], int, dict[str, int]]:
     """Schema problems of every table, how many files were checked, and each table's rows."""
     problems: list[str] = []
     checked, rows = 0, {}
-    for name in (*CONFIGS, "errors"):
+    derived = [n for n in DERIVED if (directory / "data" / n).is_dir()]
+    for name in (*CONFIGS, *derived, "errors"):
         files = (
             [directory / "errors.parquet"]
             if name == "errors"
@@ -79,14 +80,14 @@ def _card_problems(directory: Path, rows: dict[str, int]) -> list[str]:
         return [f"{readme}: the metadata does not parse ({str(exc).splitlines()[0]})"]
     configs = card_configs(readme)
     problems = []
-    for name in CONFIGS:
+    for name in (*CONFIGS, *(n for n in DERIVED if n in rows)):
         if name not in configs and rows.get(name, 0) > 0:
             problems.append(f"{readme}: no config for table {name}")
         elif name in configs and not list(directory.glob(configs[name])):
             problems.append(
                 f"{readme}: config {name} points at {configs[name]}, which matches no file"
             )
-    for extra in sorted(set(configs) - set(CONFIGS)):
+    for extra in sorted(set(configs) - set(CONFIGS) - set(DERIVED)):
         problems.append(f"{readme}: config {extra} is not a trajset table")
     for info in meta.get("dataset_info") or []:
         name = info.get("config_name")

@@ -96,9 +96,8 @@ def _tasks(data: JSON) -> str:
     return "".join(lines) + "</tbody></table>"
 
 
-def render(data: JSON) -> str:
-    """The page for ``report_data`` output."""
-    d = data["distributions"]
+def _plots(d: JSON) -> list[str]:
+    """The histograms; the tokenized rows' only with the tokenized config."""
     plots = [
         histogram(d["outcome_score"], "Outcome score per trajectory"),
         histogram(d["steps"], "Steps per trajectory", integer=True),
@@ -107,6 +106,14 @@ def render(data: JSON) -> str:
         histogram(d["margin"], "Preference pair margin"),
         histogram(d["task_mean"], "Mean outcome score per task"),
     ]
+    if d["tokenized"]:
+        plots.append(histogram(d["tokenized"], "Tokens per tokenized row", integer=True))
+    return plots
+
+
+def render(data: JSON) -> str:
+    """The page for ``report_data`` output."""
+    plots = _plots(data["distributions"])
     counts = list(data["counts"].items())
     pairs = sorted(data["pairs"].items()) or [("none", "no preference pairs in this export")]
     payload = json.dumps(

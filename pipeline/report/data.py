@@ -187,6 +187,7 @@ def report_data(folder: Path) -> JSON:
             "branching": [c for tree in trees for c in tree.forks()],
             "margin": [p["margin"] for p in prefs if p["margin"] is not None],
             "task_mean": [t.to_json()["mean"] for t in tasks],
+            "tokenized": read_table(folder, "tokenized", ["n_tokens"]).column(0).to_pylist(),
         },
         "tasks": [t.to_json() for t in tasks],
         "tasks_pass_at_k": {str(k): v for k, v in overall(tasks).items()},

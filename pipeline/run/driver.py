@@ -39,6 +39,8 @@ from ..outputs.scores import task_scores
 from ..stores import SessionIndex, Unit, discover, fingerprint, identities, skipped_paths
 from ..tables import TABLES
 from ..tables.where import compile_where
+from ..tokenize import tokenize_export
+from ..tokenize.shards import load_tokenizer
 from ..tuning import fewer_collections, small_pages
 from . import dedup
 from .batches import Batch, batch_key, batches
@@ -157,13 +159,21 @@ def assemble_outputs(
 
 
 def check_options(options: ExportOptions, run: RunOptions) -> None:
-    """Fail before any output on a bad ``--prefer`` or ``--where``, an unknown executor, or
-    ``--dedup near`` without rensa."""
+    """Fail before any output on a bad ``--prefer`` or ``--where``, an unknown executor,
+    ``--dedup near`` without rensa, or a ``--tokenizer`` that does not load."""
     options.policies()
     if options.where:
         compile_where(options.where)
     make_executor(run)
     dedup.check_mode(options.dedup)
+    if options.tokenize:
+        load_tokenizer(options.tokenize)
+
+
+def describe(out: Path, content: dict[str, JSON], license_id: str) -> None:
+    """The manifest, then the dataset card from it (with each task's outcome scores)."""
+    manifest = write_manifest(out, content)
+    atomic_write(out / "README.md", card(manifest, license_id, task_scores(out)).encode())
 
 
 def run_export(
@@ -208,17 +218,17 @@ def run_export(
             facts = assemble_outputs(
                 target, result, assembly, shard_executor, progress, run.settings
             )
-        result.ledger.check()  # every session read was exported or failed
-        for name, table in TABLES.items():
-            if table.dedup is not None:
-                result.ledger.add(table.dedup.counter, len(assembly.dropped.get(name, {})))
-        content = result.manifest(
-            options, run, version, redactor, facts, dedup=dedup.report(assembly.dropped)
-        )
-        manifest = write_manifest(target, content)
-        inputs.path.unlink(missing_ok=True)  # in the manifest now
-        tasks = task_scores(target)
-        atomic_write(target / "README.md", card(manifest, options.license, tasks).encode())
+            result.ledger.check()  # every session read was exported or failed
+            for name, table in TABLES.items():
+                if table.dedup is not None:
+                    result.ledger.add(table.dedup.counter, len(assembly.dropped.get(name, {})))
+            content = result.manifest(
+                options, run, version, redactor, facts, dedup=dedup.report(assembly.dropped)
+            )
+            describe(target, content, options.license)
+            inputs.path.unlink(missing_ok=True)  # in the manifest now
+            if options.tokenize:  # from the shards written, through the same workers
+                tokenize_export(target, options.tokenize, executor, progress)
         if not run.keep_state:
             drop_state(target)
         finish_output(out, target)

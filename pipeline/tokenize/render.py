@@ -1,0 +1,95 @@
+"""One conversation rendered with a tokenizer's chat template, and its loss mask.
+
+The mask comes from rendering prefixes at message boundaries, the usual way
+(as TRL's and axolotl's maskers do): assistant message ``i`` is the text from
+the end of ``messages[:i]`` rendered with the generation prompt to the end of
+``messages[:i+1]``, without the white space after its end-of-turn token.  The
+whole conversation is tokenized once with offsets, and a token is masked in
+when it lies inside the span of an assistant message the tree marks
+``trainable`` (never a copied or injected one).  A template whose prefixes are
+not prefixes of the whole (one that rewrites earlier turns) gives no row:
+``Unaligned``, counted, rather than a mask that could be wrong.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any
+
+JSON = Any
+
+
+class Unaligned(ValueError):
+    """The template renders a prefix of the conversation otherwise than the whole."""
+
+
+def hf_messages(messages: list[dict[str, JSON]]) -> list[dict[str, JSON]]:
+    """The ``messages`` column as chat templates read it: no null members, no ``trainable``."""
+    out = []
+    for m in messages:
+        msg = {k: v for k, v in m.items() if v is not None and k != "trainable"}
+        msg.setdefault("content", "")
+        out.append(msg)
+    return out
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A conversation's text, the spans of its assistant messages and whether each trains."""
+
+    text: str
+    spans: list[tuple[int, int, bool]]  # (start, end, trainable) per assistant message
+
+    @property
+    def ends(self) -> list[int]:
+        """Where a row may be cut: the end of each assistant message."""
+        return [end for _, end, _ in self.spans]
+
+
+class Renderer:
+    """A tokenizer and its chat template; ``render`` then ``encode`` rows in batches."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    def _text(self, messages: list[dict[str, JSON]], tools: JSON, prompt: bool) -> str:
+        text = self.tokenizer.apply_chat_template(
+            messages, tools=tools, tokenize=False, add_generation_prompt=prompt
+        )
+        return str(text)
+
+    def render(self, messages: list[dict[str, JSON]], tools: JSON) -> Rendered:
+        """The text of ``messages`` (the ``messages`` column) and its assistant spans."""
+        chat = hf_messages(messages)
+        whole = self._text(chat, tools, False)
+        spans = []
+        for i, m in enumerate(messages):
+            if m.get("role") != "assistant":
+                continue
+            before = self._text(chat[:i], tools, True)
+            upto = self._text(chat[: i + 1], tools, False)
+            if not (whole.startswith(upto) and upto.startswith(before)):
+                raise Unaligned(f"message {i}: the template renders a prefix otherwise")
+            spans.append((len(before), len(upto.rstrip()), bool(m.get("trainable"))))
+        return Rendered(whole, spans)
+
+    def encode(self, texts: list[str]) -> list[tuple[list[int], list[tuple[int, int]]]]:
+        """(ids, character offsets) of each text, in one call to the fast tokenizer."""
+        enc = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        return list(zip(enc["input_ids"], enc["offset_mapping"], strict=True))
+
+    def length(self, texts: list[str]) -> list[int]:
+        return [len(ids) for ids in self.tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+
+def mask(offsets: list[tuple[int, int]], spans: list[tuple[int, int, bool]]) -> list[int]:
+    """1 for each token that lies whole inside a trainable span, else 0 (a token that
+    straddles a span's edge is context: nothing untrainable is ever trained on)."""
+    trainable = [(a, b) for a, b, t in spans if t]
+    starts = [a for a, _ in trainable]
+    out = []
+    for s, e in offsets:
+        k = bisect.bisect_right(starts, s) - 1
+        out.append(int(e > s and k >= 0 and e <= trainable[k][1]))
+    return out
