@@ -27,7 +27,7 @@ from ..outputs.files import atomic_write
 from ..outputs.manifest import write_manifest
 from ..outputs.scores import task_scores
 from ..tokenizing import Limits, TokenizeOptions
-from .shards import INTO, ShardJob, ShardResult, load_tokenizer
+from .shards import INTO, Chunk, ChunkJob, ShardResult, load_tokenizer, tasks, write_shard
 
 JSON = Any
 Progress = Callable[[int, int, str], None]
@@ -77,18 +77,20 @@ def tokenize_export(
         raise UsageError(f"{out}: no manifest.json; give the folder `trajset export` wrote")
     load_tokenizer(options)  # fail before any file is touched
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    tasks = [
-        (str(out), p.relative_to(out).as_posix())
-        for config in INTO
-        for p in sorted((out / "data" / config).glob("*.parquet"))
-    ]
+    todo = tasks(out)
     for config in INTO.values():
         shutil.rmtree(out / "data" / config, ignore_errors=True)
     results: list[ShardResult] = []
-    for r in executor.map(ShardJob(options), tasks):
-        results.append(r)
+    chunks: list[Chunk] = []
+    for done, chunk in enumerate(executor.map(ChunkJob(options), todo), 1):
+        if chunks and chunk.task.source != chunks[0].task.source:
+            results.append(write_shard(chunks))
+            chunks = []
+        chunks.append(chunk)
         if progress:
-            progress(len(results), len(tasks), "shards tokenized")
+            progress(done, len(todo), "chunks tokenized")
+    if chunks:
+        results.append(write_shard(chunks))
     counts: Counter[str] = Counter()
     for r in results:
         counts.update(r.counts)

@@ -13,9 +13,11 @@ not prefixes of the whole (one that rewrites earlier turns) gives no row:
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 JSON = Any
 
@@ -75,21 +77,41 @@ class Renderer:
         return Rendered(whole, spans)
 
     def encode(self, texts: list[str]) -> list[tuple[list[int], list[tuple[int, int]]]]:
-        """(ids, character offsets) of each text, in one call to the fast tokenizer."""
-        enc = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
-        return list(zip(enc["input_ids"], enc["offset_mapping"], strict=True))
+        """(ids, character offsets) of each text, in one call to the fast tokenizer's own
+        batch (``tokenizers``: transformers' conversion of every offset costs more than the
+        tokenizing)."""
+        encodings = self._fast.encode_batch(texts, add_special_tokens=False)
+        return [(e.ids, e.offsets) for e in encodings]
 
-    def length(self, texts: list[str]) -> list[int]:
-        return [len(ids) for ids in self.tokenizer(texts, add_special_tokens=False)["input_ids"]]
+    def lengths(self, texts: list[str]) -> list[int]:
+        """How many tokens each text has (each distinct text tokenized once)."""
+        distinct = list(dict.fromkeys(texts))
+        counts = dict(zip(distinct, (len(e.ids) for e in self._fast.encode_batch(
+            distinct, add_special_tokens=False)), strict=True))  # fmt: skip
+        return [counts[t] for t in texts]
+
+    def cut(self, text: str) -> int:
+        """Where ``text`` may be cut without changing its tokens: after its last added token
+        (the tokenizer splits those out first, so no token spans one)."""
+        return max((text.rfind(t) + len(t) for t in self._added if t in text), default=0)
+
+    @property
+    def _fast(self) -> Any:
+        return self.tokenizer.backend_tokenizer
+
+    @cached_property
+    def _added(self) -> list[str]:
+        return [t for t in self.tokenizer.get_added_vocab() if t]
 
 
 def mask(offsets: list[tuple[int, int]], spans: list[tuple[int, int, bool]]) -> list[int]:
     """1 for each token that lies whole inside a trainable span, else 0 (a token that
     straddles a span's edge is context: nothing untrainable is ever trained on)."""
-    trainable = [(a, b) for a, b, t in spans if t]
-    starts = [a for a, _ in trainable]
-    out = []
-    for s, e in offsets:
-        k = bisect.bisect_right(starts, s) - 1
-        out.append(int(e > s and k >= 0 and e <= trainable[k][1]))
-    return out
+    trainable = np.array([(a, b) for a, b, t in spans if t] or [(0, 0)], dtype=np.int64)
+    if not offsets:
+        return []
+    tokens = np.asarray(offsets, dtype=np.int64)
+    k = np.searchsorted(trainable[:, 0], tokens[:, 0], side="right") - 1
+    inside = (k >= 0) & (tokens[:, 1] > tokens[:, 0])
+    inside &= tokens[:, 1] <= trainable[np.maximum(k, 0), 1]
+    return inside.astype(np.int8).tolist()

@@ -72,34 +72,41 @@ def tokenized_rows(
             }  # fmt: skip
 
 
-def _pair_texts(renderer: Renderer, row: Row) -> list[str]:
-    """The prompt with the generation prompt, then prompt + chosen and prompt + rejected."""
+def _pair_texts(renderer: Renderer, row: Row) -> tuple[str, list[str]]:
+    """The text every part starts with, cut where its tokens cannot change
+    (``Renderer.cut``), and the rest of the prompt (with the generation prompt), of
+    prompt + chosen and of prompt + rejected: a pair's long shared context is tokenized
+    once, and the lengths are those of the whole texts."""
     prompt, tools = hf_messages(row["prompt"] or []), _tools(row)
     text = renderer.tokenizer.apply_chat_template
-    return [
+    whole = [
         str(text(prompt, tools=tools, tokenize=False, add_generation_prompt=True)),
         *(
             str(text(prompt + hf_messages(row[side] or []), tools=tools, tokenize=False))
             for side in ("chosen", "rejected")
         ),
     ]
+    cut = renderer.cut(whole[0])
+    if not all(w.startswith(whole[0][:cut]) for w in whole):
+        cut = 0
+    return whole[0][:cut], [w[cut:] for w in whole]
 
 
 def pair_rows(renderer: Renderer, rows: Sequence[Row], counts: Counter[str]) -> Iterator[Row]:
     """The token lengths of each ``preferences`` row's prompt, chosen and rejected side (a
     side is its conversation's tokens after the prompt's, as TRL counts a completion)."""
     for start in range(0, len(rows), BATCH_ROWS):
-        texts: list[tuple[Row, list[str]]] = []
+        texts: list[tuple[Row, str, list[str]]] = []
         for row in rows[start : start + BATCH_ROWS]:
             try:
-                texts.append((row, _pair_texts(renderer, row)))
+                texts.append((row, *_pair_texts(renderer, row)))
             except Exception:  # as in ``_render``
                 counts["pair_tokens_dropped_unrenderable"] += 1
-        lengths = renderer.length([t for _, three in texts for t in three]) if texts else []
-        for k, (row, _) in enumerate(texts):
-            prompt, chosen, rejected = lengths[3 * k : 3 * k + 3]
+        lengths = renderer.lengths([t for _, head, rest in texts for t in (head, *rest)])
+        for k, (row, _, _) in enumerate(texts):
+            head, prompt, chosen, rejected = lengths[4 * k : 4 * k + 4]
             yield {
                 "pair_id": row["pair_id"], "session_id": row["session_id"],
-                "split": row.get("split"), "prompt_tokens": prompt,
+                "split": row.get("split"), "prompt_tokens": head + prompt,
                 "chosen_tokens": chosen - prompt, "rejected_tokens": rejected - prompt,
             }  # fmt: skip

@@ -1,9 +1,9 @@
-"""Tokenizing one shard of ``sft`` or ``preferences`` into its ``tokenized`` or ``pair_tokens``
-shard, as a job any executor runs (the tokenizer is loaded once per worker, where it runs).
+"""Tokenizing the shards of ``sft`` and ``preferences`` into ``tokenized`` and ``pair_tokens``
+shards, in chunks of rows any executor runs (the tokenizer is loaded once per worker).
 
-An output shard is named as its input shard (``train-00000-of-00002.parquet``), so
-the configs' files follow the same splits and the bytes do not depend on how many
-workers ran them.
+An output shard is its input shard's chunks in order, named as the input shard
+(``train-00000-of-00002.parquet``), so the configs' files follow the same splits and
+the bytes do not depend on how many workers ran them.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import UsageError
@@ -54,9 +55,70 @@ def load_tokenizer(options: TokenizeOptions) -> Any:
     return tokenizer
 
 
+#: rows of an input shard tokenized by one task (the unit of parallelism: a shard is cut
+#: into such chunks, so two workers share even a store of one shard)
+TASK_ROWS = 64
+
+
+@dataclass(frozen=True)
+class Task:
+    """Rows ``start`` to ``stop`` of the input shard ``source`` of the export ``out``."""
+
+    out: str
+    source: str  # relative to ``out``: data/sft/train-00000-of-00001.parquet
+    start: int
+    stop: int
+
+
+def tasks(out: Path) -> list[Task]:
+    """Every input shard's chunks, in config and shard order (a shard without rows gives
+    one empty chunk, so its output shard is written too)."""
+    found = []
+    for config in INTO:
+        for path in sorted((out / "data" / config).glob("*.parquet")):
+            rows = pq.ParquetFile(path).metadata.num_rows
+            source = path.relative_to(out).as_posix()
+            found += [Task(str(out), source, a, min(a + TASK_ROWS, rows))
+                      for a in range(0, max(rows, 1), TASK_ROWS)]  # fmt: skip
+    return found
+
+
+@dataclass
+class Chunk:
+    """What one task made: its rows as a table of the output config, and what it counted."""
+
+    task: Task
+    table: pa.Table
+    counts: Counter[str]
+
+
+class ChunkJob:
+    """Tokenize one ``Task``; the tokenizer is loaded once per worker, where the job runs."""
+
+    def __init__(self, options: TokenizeOptions) -> None:
+        self.options = options
+        self._renderer: Renderer | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"options": self.options, "_renderer": None}  # each worker loads its own
+
+    def __call__(self, task: Task) -> Chunk:
+        if self._renderer is None:
+            self._renderer = Renderer(load_tokenizer(self.options))
+        table = pq.read_table(Path(task.out) / task.source, memory_map=True)
+        rows = table.slice(task.start, task.stop - task.start).to_pylist()
+        config, counts = INTO[Path(task.source).parent.name], Counter[str]()
+        made = (
+            list(tokenized_rows(self._renderer, rows, self.options.limits, counts))
+            if config == "tokenized"
+            else list(pair_rows(self._renderer, rows, counts))
+        )
+        return Chunk(task, to_table(config, made), counts)
+
+
 @dataclass
 class ShardResult:
-    """What one shard gave: its file's facts, its rows' token counts, and what was dropped."""
+    """An output shard written: its file's facts, its rows' token counts, what was dropped."""
 
     config: str
     path: str  # relative to the export folder
@@ -69,33 +131,18 @@ class ShardResult:
     n_tokens: list[int]
 
 
-class ShardJob:
-    """Tokenize the shard ``(export folder, input shard's relative path)``."""
-
-    def __init__(self, options: TokenizeOptions) -> None:
-        self.options = options
-        self._renderer: Renderer | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"options": self.options, "_renderer": None}  # each worker loads its own
-
-    def __call__(self, task: tuple[str, str]) -> ShardResult:
-        out, source = Path(task[0]), Path(task[1])
-        if self._renderer is None:
-            self._renderer = Renderer(load_tokenizer(self.options))
-        rows, counts = pq.read_table(out / source).to_pylist(), Counter[str]()
-        config = INTO[source.parent.name]
-        made = (
-            list(tokenized_rows(self._renderer, rows, self.options.limits, counts))
-            if config == "tokenized"
-            else list(pair_rows(self._renderer, rows, counts))
-        )
-        table = to_table(config, made)
-        target = Path("data") / config / source.name
-        write_single(out / target, table, ROW_GROUP_BYTES)
-        data = (out / target).read_bytes()
-        return ShardResult(
-            config, target.as_posix(), table.num_rows, int(table.nbytes), len(data),
-            hashlib.sha256(data).hexdigest(), source.name.rsplit("-", 3)[0], counts,
-            [r["n_tokens"] for r in made] if config == "tokenized" else [],
-        )  # fmt: skip
+def write_shard(chunks: list[Chunk]) -> ShardResult:
+    """The chunks of one input shard, in order, as the output shard of the same name."""
+    task = chunks[0].task
+    source = Path(task.source)
+    config = INTO[source.parent.name]
+    table = pa.concat_tables([c.table for c in chunks])
+    target = Path("data") / config / source.name
+    write_single(Path(task.out) / target, table, ROW_GROUP_BYTES)
+    data = (Path(task.out) / target).read_bytes()
+    counts = sum((c.counts for c in chunks), Counter[str]())
+    n_tokens = table.column("n_tokens").to_pylist() if config == "tokenized" else []
+    return ShardResult(
+        config, target.as_posix(), table.num_rows, int(table.nbytes), len(data),
+        hashlib.sha256(data).hexdigest(), source.name.rsplit("-", 3)[0], counts, n_tokens,
+    )  # fmt: skip
