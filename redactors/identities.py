@@ -22,8 +22,9 @@ pseudonym:
 
 Values that name no one are left alone (``_ANONYMOUS``): shorter than 3
 characters, common account and role names (``root``, ``user``), default
-branches (``main``), and working folders of one segment or inside a home
-folder (``home_paths`` makes those ``~``).
+branches (``main``) and branches of one plain word (``conversations``, which
+would rewrite that word in every text), and working folders of one segment or
+inside a home folder (``home_paths`` makes those ``~``).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def _names_someone(i: Identity) -> bool:
     value = i.value
     if len(value) < FLOOR or value.casefold() in _ANONYMOUS.get(i.kind, ()):
         return False
+    if i.kind == "branch":  # ``alice/wip``, ``fix-123``; a one-word branch is a word of prose
+        return re.search(r"[/_.0-9-]", value) is not None
     if i.kind == "workdir":
         parts = [p for p in re.split(r"[\\/]+", value) if p]
         drive = re.match(r"^[A-Za-z]:[\\/]", value) is not None

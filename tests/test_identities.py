@@ -78,6 +78,7 @@ def test_text_that_only_looks_like_an_identity_is_left_alone(text: str) -> None:
 def test_values_that_name_no_one_are_not_pseudonymised() -> None:
     rule = Pseudonyms.of(
         [Identity("user", "root"), Identity("user", "al"), Identity("branch", "main"),
+         Identity("branch", "conversations"),
          Identity("workdir", "/app"), Identity("workdir", "/home/alice/app"),
          Identity("workdir", "C:\\Users\\alice\\app"), Identity("workdir", "relative/dir"),
          Identity("kind-unknown", "alice")]

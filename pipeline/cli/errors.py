@@ -1,12 +1,15 @@
 """The one place that maps errors to exit codes: 0 success, 1 processing failed, 2 usage.
 
 Every command is wrapped by ``exits``: a ``UsageError`` exits 2, any other
-``TrajsetError`` exits 1, each with one line on stderr and no traceback.
+``TrajsetError`` exits 1, Ctrl-C exits 130 (``export`` names the command that
+resumes it), each with one line on stderr and no traceback.
 """
 
 from __future__ import annotations
 
 import functools
+import shlex
+import sys
 from collections.abc import Callable
 from typing import NoReturn, ParamSpec, TypeVar
 
@@ -29,6 +32,28 @@ def fail(message: str, code: int) -> NoReturn:
     raise typer.Exit(code)
 
 
+#: the exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)
+INTERRUPTED = 130
+
+
+def interrupted_message(argv: list[str] | None = None) -> str:
+    """What an interrupted command says: for ``export``, that the batches finished are kept
+    and the exact command that finishes the run."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] != "export":
+        return "interrupted"
+    kept, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--mode":
+            skip = True
+        elif not a.startswith("--mode="):
+            kept.append(a)
+    again = shlex.join(["trajset", *kept, "--mode", "resume"])
+    return f"interrupted; the batches finished are kept, and this finishes the export: {again}"
+
+
 def exits(command: Callable[P, R]) -> Callable[P, R]:
     """Run ``command``; a ``TrajsetError`` becomes its message and exit code."""
 
@@ -38,5 +63,7 @@ def exits(command: Callable[P, R]) -> Callable[P, R]:
             return command(*args, **kwargs)
         except TrajsetError as exc:
             fail(str(exc), exit_code(exc))
+        except KeyboardInterrupt:
+            fail(interrupted_message(), INTERRUPTED)
 
     return wrapper

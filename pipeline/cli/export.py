@@ -243,6 +243,8 @@ def export(
             bar.close()
     if not quiet:
         _summary(result, out)
+    for line in explain(result, options.where):
+        typer.echo(f"trajset: {line}", err=True)
     if strict and result.errors:
         e = result.errors[0]
         fail(f"--strict: {e.source}{':' + str(e.line) if e.line else ''}: {e.kind}: {e.message}", 1)
@@ -276,6 +278,28 @@ class _ProgressBar:
         self._progress.stop()
 
 
+def explain(run: RunResult, where: str | None) -> list[str]:
+    """Why an export holds less than its store: a filter that left nothing, inputs that did
+    not read (the first one named); printed even with --quiet."""
+    c, lines = run.counts, []
+    if where and c.get("trajectories", 0) == 0 and c.get("trajectories_filtered_out", 0):
+        why = ""
+        if "outcome_" in where and c.get("outcomes", 0) == 0:
+            why = "; this store records no outcomes, so every outcome_* column is null"
+        lines.append(
+            f"no trajectory is left: --where {where!r} matched none of the "
+            f"{c['trajectories_filtered_out']} trajectories{why}; every config is empty"
+        )
+    if run.errors:
+        e = run.errors[0]
+        at = f"{e.source}:{e.line}" if e.line else e.source
+        lines.append(
+            f"{len(run.errors)} problem(s) with the inputs, each a row of errors.parquet "
+            f"(source, line, kind, message); the first: {at}: {e.kind}: {e.message}"
+        )
+    return lines
+
+
 def _summary(run: RunResult, out: Path) -> None:
     """The short stats table printed after an export (stderr)."""
     c = run.counts
@@ -295,5 +319,6 @@ def _summary(run: RunResult, out: Path) -> None:
     for rule, n in run.ledger.findings().items():
         rows.append((f"redacted {rule.rsplit('_v', 1)[0]}", n))
     typer.echo(f"wrote {out}", err=True)
+    width = max(len(k) for k, _ in rows) + 2
     for k, v in rows:
-        typer.echo(f"  {k:<24}{v:>10}", err=True)
+        typer.echo(f"  {k:<{width}}{v:>10}", err=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import (
@@ -21,6 +23,13 @@ from .base import Lifetime, run_chunk
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+def _worker() -> None:
+    """A pool process: leaves Ctrl-C to the calling process (which stops the run and says
+    how to resume it), so a terminal's interrupt prints no traceback from every worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    pyarrow_without_pandas()
 
 
 class LocalExecutor(Lifetime):
@@ -40,7 +49,8 @@ class LocalExecutor(Lifetime):
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown()
+            interrupted = sys.exc_info()[0] is KeyboardInterrupt
+            self._pool.shutdown(cancel_futures=interrupted)  # an interrupt drops queued work
             self._pool = None
 
     def map(self, job: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
@@ -53,9 +63,7 @@ class LocalExecutor(Lifetime):
         # spawn, not fork: polars and pyarrow run thread pools, and a forked child can
         # inherit one of their locks held (a hang seen after --where ran in the parent)
         context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(
-            self.workers - 1, mp_context=context, initializer=pyarrow_without_pandas
-        )
+        pool = ProcessPoolExecutor(self.workers - 1, mp_context=context, initializer=_worker)
         if self._open:
             self._pool = pool
             yield from self._shared(pool, job, items)

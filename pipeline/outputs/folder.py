@@ -132,17 +132,22 @@ def _prepare(out: Path, mode: Mode) -> Path:
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out} exists and is not a folder")
     existing = sorted(p.name for p in out.iterdir() if p.name != LOCK) if out.exists() else []
+    foreign = [n for n in existing if n not in MANAGED]
+    if mode == Mode.error and foreign:
+        raise OutputError(
+            f"--out {out} holds files trajset did not write ({', '.join(foreign[:3])}); "
+            "give an empty or new folder"
+        )
     if mode == Mode.error and existing:
         raise OutputError(
             f"--out {out} is not empty; pass --mode overwrite to replace a previous export "
             "or --mode resume to finish one"
         )
     if mode == Mode.overwrite and existing:
-        foreign = [n for n in existing if n not in MANAGED]
         if foreign:
             raise OutputError(
                 f"--out {out} holds files trajset did not write ({', '.join(foreign[:3])}); "
-                "refusing to overwrite it"
+                "refusing to overwrite it: give an empty or new folder"
             )
         for name in (NEXT, OLD):  # left by a run killed before or during its swap
             _remove(out / name)

@@ -68,7 +68,7 @@ def check_resumable(
     current = json.dumps(asdict(options), sort_keys=True)
     if resume and saved.exists() and saved.read_text() != current:
         raise UsageError(
-            f"--mode resume: {out} was started with other options ({saved.read_text()}); "
+            f"--mode resume: {out} was started with {_differences(saved.read_text(), options)}; "
             "resume with the same options or use --mode overwrite"
         )
     salt_file, print_file = out / STATE / "secrets.salt", out / STATE / "secrets.sha256"
@@ -84,6 +84,20 @@ def check_resumable(
     atomic_write(print_file, fingerprint.encode())
     atomic_write(saved, current.encode())
     check_numbering(out, numbering, resume)
+
+
+def _differences(saved: str, options: ExportOptions) -> str:
+    """The options that differ, as ``name=<then> (now <now>)``, never a whole dump."""
+    try:
+        then = json.loads(saved)
+    except ValueError:
+        return "options this version cannot read"
+    now = json.loads(json.dumps(asdict(options), sort_keys=True))  # tuples as JSON lists
+    names = sorted(k for k in {*then, *now} if then.get(k) != now.get(k))
+    listed = ", ".join(
+        f"{k}={json.dumps(then.get(k))} (now {json.dumps(now.get(k))})" for k in names
+    )
+    return f"other options: {listed}"[:600]
 
 
 def check_numbering(out: Path, numbering: str, resume: bool) -> None:

@@ -136,4 +136,10 @@ RECIPES = {"trajectories": EVALUATE, "sft": SFT, "preferences": DPO, "kto": KTO,
 
 def usage(configs: list[str]) -> str:
     """The usage section for an export whose loadable configs are ``configs``."""
+    if not configs:
+        return (
+            "## Usage\n\nThis export holds no rows in any config (see Stats and `manifest.json`: "
+            "a `--where` that matched nothing, or inputs that did not read), so there is "
+            "nothing for `load_dataset` to load.\n"
+        )
     return "\n".join([HEADER, *(RECIPES[c] for c in RECIPES if c in configs)])

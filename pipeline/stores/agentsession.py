@@ -117,13 +117,30 @@ def _lines(text: str) -> tuple[list[tuple[int, str]], int]:
     return lines, lines[-1][0] if tail_is_empty else 0
 
 
+#: what the first line of a session file looks like, for the messages of one that is not
+SHAPE = (
+    'an Agent Session Format file starts with a header line {"type": "session", "format": '
+    '"agentsession/0.2", "id": ..., "created_at": ..., "payload": ...}'
+)
+
+
 def _header(line: str, lineno: int, source: str) -> tuple[Header, dict[str, JSON]]:
     try:
         raw = loads_strict(line)
         return validate_header(raw), raw
     except ValueError as exc:
         rule = "unsupported_format" if "format" in str(exc) else "bad_header"
-        raise SessionReadError(str(exc), rule=rule, source=source, line=lineno) from None
+        why = f"{exc}; {SHAPE}" if rule == "bad_header" else str(exc)
+        if rule == "bad_header" and isinstance(raw := _object(line), dict) and "type" not in raw:
+            why = f"line {lineno} is not a session header ({exc}); {SHAPE}; is this a session file?"
+        raise SessionReadError(why, rule=rule, source=source, line=lineno) from None
+
+
+def _object(line: str) -> JSON:
+    try:
+        return loads_strict(line)
+    except ValueError:
+        return None
 
 
 def _check_tree(body: EntryUnion, seen: set[str], lineno: int, source: str) -> None:

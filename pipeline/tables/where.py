@@ -34,11 +34,12 @@ def compile_where(expr: str) -> pl.Expr:
         compiled = pl.sql_expr(expr)
         names = compiled.meta.root_names()
     except Exception as exc:  # polars raises several error types for bad SQL
-        raise UsageError(f"--where {expr!r} does not parse: {exc}") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"--where {expr!r} does not parse: {first}{_hint(expr)}") from None
     unknown = sorted(set(names) - set(FILTER_COLUMNS))
     if unknown:
         raise UsageError(
-            f"--where {expr!r} names unknown column(s) {', '.join(unknown)}; "
+            f"--where {expr!r} names unknown column(s) {', '.join(unknown)}{_hint(expr)}; "
             f"usable: {', '.join(FILTER_COLUMNS)}"
         )
     try:  # types are checked here, on a row of nulls, not inside a worker
@@ -47,6 +48,18 @@ def compile_where(expr: str) -> pl.Expr:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UsageError(f"--where {expr!r} cannot be evaluated: {first}") from None
     return compiled
+
+
+def _hint(expr: str) -> str:
+    """How to write what a user used from another language (``&&``, ``"text"``)."""
+    hints = []
+    if "&&" in expr or "||" in expr:
+        hints.append("SQL joins conditions with and / or, not && / ||")
+    if "==" in expr:
+        hints.append("SQL compares with =, not ==")
+    if '"' in expr:
+        hints.append("SQL text goes in single quotes ('thumbs_up'); double quotes name columns")
+    return f" ({'; '.join(hints)})" if hints else ""
 
 
 def matching(rows: list[dict[str, Any]], expr: pl.Expr) -> list[bool]:
