@@ -8,6 +8,8 @@ rebuilds every recorded request hash and checks the record rules (spec
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -77,60 +79,68 @@ def inspect_store(stores: list[Path], kind: str = "auto") -> list[dict[str, JSON
     return reports
 
 
-def verify_session(session: Session) -> tuple[list[str], int]:
-    """Lines to print and the number of failures for one session."""
-    lines: list[str] = []
-    counts = {"verified": 0, "no_hash": 0, "failed": 0}
+@dataclass
+class Verified:
+    """What ``verify`` found: lines per problem, a line per response (``--verbose``), counts."""
+
+    problems: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def total(self) -> str:
+        c = self.counts
+        return (
+            f"{c['sessions']} session(s), {c['responses']} response(s): {c['verified']} "
+            f"verified, {c['no_hash']} without a recorded hash, {len(self.problems)} "
+            f"problem(s), {len(self.warnings)} warning(s)"
+        )
+
+
+def verify_session(session: Session, found: Verified) -> None:
+    """Add what one session's hashes and record rules give to ``found``."""
+    found.counts["sessions"] += 1
     for e in session.entries:
         if e.type != "response":
             continue
+        found.counts["responses"] += 1
         check = verify_response(session, e.id)
         where = f"{session.source}: session {session.id} entry {e.id}"
         if check.status == "ok":
-            counts["verified"] += 1
-            lines.append(f"{where}: ok")
+            found.counts["verified"] += 1
+            found.details.append(f"{where}: ok")
         elif check.status == "no_hash":
-            counts["no_hash"] += 1
-            lines.append(f"{where}: no hash recorded")
+            found.counts["no_hash"] += 1
+            found.details.append(f"{where}: no hash recorded")
         elif check.status == "mismatch":
-            counts["failed"] += 1
-            lines.append(f"{where}: MISMATCH recorded {check.recorded} computed {check.computed}")
+            found.problems.append(
+                f"{where}: MISMATCH recorded {check.recorded} computed {check.computed}"
+            )
         else:
-            counts["failed"] += 1
-            lines.append(f"{where}: error: {check.message}")
+            found.problems.append(f"{where}: error: {check.message}")
     seen: set[str] = set()
     for leaf in session.leaves():
         for problem in verify_records(session, session.path(leaf)):
             if problem not in seen:
                 seen.add(problem)
-                counts["failed"] += 1
-                lines.append(f"{session.source}: session {session.id}: records: {problem}")
+                found.problems.append(f"{session.source}: session {session.id}: records: {problem}")
     if session.truncation is not None:
         t = session.truncation
-        counts["failed"] += 1
-        lines.append(
-            f"{session.source}:{t.line}: session {session.id}: truncated last line ({t.reason})"
+        found.warnings.append(
+            f"{session.source}:{t.line}: session {session.id}: truncated last line ({t.reason}); "
+            "not a hash mismatch: export keeps the complete lines before it"
         )
-    lines.append(
-        f"{session.source}: {counts['verified']} verified, {counts['no_hash']} without hash, "
-        f"{counts['failed']} failed"
-    )
-    return lines, counts["failed"]
 
 
-def verify_store(stores: list[Path], kind: str = "auto") -> tuple[list[str], int]:
-    out: list[str] = []
-    failed = 0
+def verify_store(stores: list[Path], kind: str = "auto") -> Verified:
+    found = Verified()
     for unit in discover(stores, kind):
         for s in _loaded(unit):
             if isinstance(s, Session):
-                lines, n = verify_session(s)
-                out.extend(lines)
-                failed += n
+                verify_session(s, found)
             else:
-                out.append(f"{s}")
-                failed += 1
-    return out, failed
+                found.problems.append(f"{s}")
+    return found
 
 
 def _issue(i: Issue) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -62,13 +62,21 @@ def format_report(rep: dict[str, Any]) -> str:
 
 
 @exits
-def verify(store: StoreArgs = None, store_kind: StoreKindOption = None) -> None:
-    """Rebuild every recorded request hash and check the record rules; exit 1 on a mismatch.
+def verify(
+    store: StoreArgs = None,
+    store_kind: StoreKindOption = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also a line for every response checked.")
+    ] = False,
+) -> None:
+    """Rebuild every recorded request hash and check the record rules; exit 1 on a problem.
 
-    Example: trajset verify session.jsonl
+    Prints one line per problem (a mismatch, a record rule broken, a file that does not
+    read), warnings (a cut last line), and a total. Example: trajset verify session.jsonl
     """
-    lines, failed = verify_store(stores_or_sample(store), store_kind or "auto")
-    for line in lines:
+    found = verify_store(stores_or_sample(store), store_kind or "auto")
+    for line in [*(found.details if verbose else []), *found.problems, *found.warnings]:
         typer.echo(line)
-    if failed:
+    typer.echo(found.total())
+    if found.problems:
         raise typer.Exit(1)
