@@ -67,11 +67,21 @@ class Plan:
     files: list[tuple[str, int]] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)
 
-    def lines(self) -> list[str]:
+    def lines(self, every_file: bool = False) -> list[str]:
+        """The plan: the repo, the configs, then each folder's files and bytes (each file
+        with ``every_file``)."""
         visibility = "private" if self.private else "public"
         out = [f"repo {self.repo_id} (dataset, {visibility}), revision {self.revision}"]
         out += [f"commit message: {self.message}", f"configs: {', '.join(self.configs)}"]
-        out += [f"  {size:>12,}  {rel}" for rel, size in self.files]
+        if every_file:
+            out += [f"  {size:>12,}  {rel}" for rel, size in self.files]
+        else:
+            folders: dict[str, list[int]] = {}
+            for rel, size in self.files:
+                folder = rel.rsplit("/", 1)[0] + "/" if "/" in rel else rel
+                folders.setdefault(folder, []).append(size)
+            out += [f"  {sum(sizes):>12,}  {folder} ({len(sizes)} file(s))"
+                    for folder, sizes in folders.items()]  # fmt: skip
         total = sum(size for _, size in self.files)
         return [*out, f"{len(self.files)} files, {total:,} bytes"]
 

@@ -116,3 +116,19 @@ def test_where_errors_say_how_sql_is_written(tmp_path: Path) -> None:
                              "--where", "outcome_label = 'thumbs_up'"])  # fmt: skip
     assert ok.exit_code == 0, ok.output
     assert json.loads((tmp_path / "o" / "manifest.json").read_text())["options"]["where"]
+
+
+def test_publish_dry_run_lists_folders_and_every_file_only_when_asked(tmp_path: Path) -> None:
+    runner, out = CliRunner(), tmp_path / "o"
+    run_export([UPSTREAM / "claude-code"], out, ExportOptions(), RunOptions(workers=1))
+    short = runner.invoke(app, ["publish", str(out), "acme/x", "--dry-run"])
+    assert short.exit_code == 0, short.output
+    docs = len(list((out / "atif").glob("*.json")))
+    assert f"atif/ ({docs} file(s))" in short.output and len(short.output.splitlines()) < 20
+    every = runner.invoke(app, ["publish", str(out), "acme/x", "--dry-run", "--verbose"])
+    assert len(every.output.splitlines()) >= docs + 5
+
+
+def test_inspect_says_what_a_compaction_keeps() -> None:
+    result = CliRunner().invoke(app, ["inspect"])
+    assert "a summary stands for the context before entry" in result.output

@@ -48,7 +48,10 @@ def format_report(rep: dict[str, Any]) -> str:
     for fork in rep["forks"]:
         lines.append(f"  fork      {fork['entry_id']} -> {', '.join(fork['children'])}")
     for k in rep["compactions"]:
-        lines.append(f"  compaction {k['entry_id']} keeps from {k['first_kept']}")
+        lines.append(
+            f"  compaction {k['entry_id']}: a summary stands for the context before entry "
+            f"{k['first_kept']}"
+        )
     for link in rep.get("links") or []:
         lines.append(f"  link      {link}")
     for key, n in (rep.get("reader") or {}).items():

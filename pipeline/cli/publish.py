@@ -27,6 +27,9 @@ def publish(
     create_pr: Annotated[
         bool, typer.Option("--create-pr", help="Open a pull request instead of committing.")
     ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="List every file, not each folder.")
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan; send nothing.")
     ] = False,
@@ -47,7 +50,7 @@ def publish(
         directory, repo_id, private=private, revision=revision, message=message,
         create_pr=create_pr, allow_unredacted=allow_unredacted,
     )  # fmt: skip
-    for line in p.lines():
+    for line in p.lines(every_file=verbose):
         typer.echo(line)
     if dry_run:
         typer.echo("dry run: nothing was sent")
