@@ -132,3 +132,17 @@ def test_publish_dry_run_lists_folders_and_every_file_only_when_asked(tmp_path: 
 def test_inspect_says_what_a_compaction_keeps() -> None:
     result = CliRunner().invoke(app, ["inspect"])
     assert "a summary stands for the context before entry" in result.output
+
+
+def test_where_leaves_out_the_outcomes_of_the_trajectories_it_left_out(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    runner, out = CliRunner(), tmp_path / "o"
+    result = runner.invoke(app, ["export", "--out", str(out), "--where", "outcome_pass"])
+    assert result.exit_code == 0
+    assert "sessions filtered out" in result.output and "trajectories filtered out" in result.output
+    kept = {r["leaf_id"] for r in pq.read_table(out / "data" / "trajectories").to_pylist()}
+    rows = pq.read_table(out / "data" / "outcomes").to_pylist()
+    assert rows and all(r["leaf_ids"] and set(r["leaf_ids"]) <= kept for r in rows)
+    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    assert counts["outcomes_filtered_out"] == counts["outcomes"] - len(rows) > 0

@@ -307,11 +307,12 @@ def _summary(run: RunResult, out: Path) -> None:
     rows: list[tuple[str, object]] = [
         ("units", c["units"]),
         ("sessions", c["sessions_read"]),
+        ("sessions filtered out", c.get("sessions_filtered_out", 0)),
         ("trees", c["trees"]),
         ("trajectories", c["trajectories"]),
         ("steps", c["steps"]),
         ("pairs", c["pairs"]),
-        ("filtered out", c["trajectories_filtered_out"]),
+        ("trajectories filtered out", c["trajectories_filtered_out"]),
         ("errors", len(run.errors)),
         ("paths skipped", c.get("paths_skipped", 0)),
         ("MB/s", f"{rate:.2f}"),

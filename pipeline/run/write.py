@@ -60,6 +60,7 @@ def write(scope: UnitScope, exports: Iterable[SessionExport]) -> Iterator[TableR
         released = {id(et): _released(et, sides) for et in ex.exported}  # kept are among them
         whole.exported += released.values()
         whole.kept += (released[id(et)] for et in ex.kept)
+        whole.filtered_out += ex.filtered_out
         if ex.last:
             whole.prompts = ex.prompts
             yield from _table_rows(scope, whole, "session", rows)

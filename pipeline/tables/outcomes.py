@@ -11,8 +11,13 @@ from .base import Row, Table
 
 
 def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
+    """A row per outcome; with ``--where``, not one that judged only trajectories it left out."""
     kept = {et.trajectory.leaf_id for et in export.kept}
     stats["outcomes"] += len(export.source.outcomes)
+    outcomes = export.source.outcomes
+    if export.filtered_out:
+        outcomes = [o for o in outcomes if not o.leaf_ids or kept.intersection(o.leaf_ids)]
+        stats["outcomes_filtered_out"] += len(export.source.outcomes) - len(outcomes)
     return [
         {
             "session_id": export.session.id,
@@ -25,7 +30,7 @@ def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
             "details": o.details,
             "leaf_ids": [leaf for leaf in o.leaf_ids if leaf in kept],
         }
-        for o in export.source.outcomes
+        for o in outcomes
     ]
 
 
