@@ -32,3 +32,14 @@ def only_session(store: Path) -> Session:
     """The one session a store holds (fails when it holds another number)."""
     [session] = read_store(store)
     return session
+
+
+def data_files(out: Path) -> dict[str, bytes]:
+    """Every data file of an export by its path in it: documents, tables, ``errors.parquet``
+    (what must be byte-identical across worker counts, resumes and refactorings)."""
+    return {
+        str(p.relative_to(out)): p.read_bytes()
+        for d in ("atif", "data")
+        for p in sorted((out / d).rglob("*"))
+        if p.is_file()
+    } | {"errors.parquet": (out / "errors.parquet").read_bytes()}

@@ -19,15 +19,7 @@ from trajset.pipeline.cli import app
 from trajset.pipeline.cli.errors import interrupted_message
 
 from .conftest import UPSTREAM, benchmark_corpus
-
-
-def _data(out: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(out)): p.read_bytes()
-        for folder in ("atif", "data")
-        for p in sorted((out / folder).rglob("*"))
-        if p.is_file()
-    }
+from .exports import data_files
 
 
 def test_ctrl_c_prints_one_line_with_the_command_that_finishes_the_export(tmp_path: Path) -> None:
@@ -54,7 +46,7 @@ def test_ctrl_c_prints_one_line_with_the_command_that_finishes_the_export(tmp_pa
     assert done.returncode == 0
     fresh = tmp_path / "fresh"
     run_export([store], fresh, ExportOptions(), RunOptions(workers=1))
-    assert _data(out) == _data(fresh)
+    assert data_files(out) == data_files(fresh)
 
 
 def test_the_resume_command_replaces_a_mode_given_before() -> None:

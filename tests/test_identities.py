@@ -20,6 +20,7 @@ from trajset.pipeline.options import Mode, RunSettings
 from trajset.redactors import Identity, Placeholders, Pseudonyms, build_redactor, selected_rules
 
 from .builder import SessionBuilder
+from .exports import data_files
 from .planting import leaks
 
 UPSTREAM = Path(__file__).parent / "data" / "upstream"
@@ -116,15 +117,6 @@ def _store(root: Path) -> Path:
     return store
 
 
-def _data(out: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(out)): p.read_bytes()
-        for folder in ("atif", "data")
-        for p in sorted((out / folder).rglob("*"))
-        if p.is_file()
-    }
-
-
 def test_one_person_has_one_pseudonym_across_units_and_worker_counts(tmp_path: Path) -> None:
     store = _store(tmp_path)
     one_each = RunSettings(batch_mean_units=1)
@@ -133,7 +125,7 @@ def test_one_person_has_one_pseudonym_across_units_and_worker_counts(tmp_path: P
         out = tmp_path / f"out-{workers}"
         run_export([store], out, ExportOptions(), RunOptions(workers=workers, settings=one_each))
         outs.append(out)
-    assert _data(outs[0]) == _data(outs[1])
+    assert data_files(outs[0]) == data_files(outs[1])
     assert not leaks(outs[0], ["alice", "bob", "/workspace", "acme/bluebird"], [], prefix=None)
     rows = pq.read_table(outs[0] / "data" / "steps").to_pylist()
     text = json.dumps(rows)
@@ -186,6 +178,6 @@ def test_resume_after_a_new_identity_equals_a_fresh_export(tmp_path: Path) -> No
     assert run.counts["units_reused"] == 0
     fresh = tmp_path / "fresh"
     run_export([store], fresh, ExportOptions(), RunOptions(workers=1))
-    assert _data(out) == _data(fresh)
+    assert data_files(out) == data_files(fresh)
     again = run_export([store], out, ExportOptions(), resume)  # nothing changed: all kept
     assert again.counts["units_reused"] == 3

@@ -17,16 +17,8 @@ from tests.builder import SessionBuilder
 from trajset.pipeline import ExportOptions, Mode, RunOptions, RunSettings, run_export, sample_store
 from trajset.pipeline.cli import app
 
+from .exports import data_files
 from .hostile import basic, write_hostile_store
-
-
-def _data(out: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(out)): p.read_bytes()
-        for d in ("atif", "data")
-        for p in sorted((out / d).rglob("*"))
-        if p.is_file()
-    } | {"errors.parquet": (out / "errors.parquet").read_bytes()}
 
 
 def _rows(out: Path, table: str) -> list[dict[str, Any]]:
@@ -89,7 +81,7 @@ def test_workers_and_repeated_runs_give_the_same_bytes_despite_failures(
     store, out, _ = hostile
     run_export([store], tmp_path / "two", ExportOptions(), RunOptions(workers=2))
     run_export([store], tmp_path / "again", ExportOptions(), RunOptions(workers=1))
-    assert _data(out) == _data(tmp_path / "two") == _data(tmp_path / "again")
+    assert data_files(out) == data_files(tmp_path / "two") == data_files(tmp_path / "again")
 
 
 def test_the_same_store_by_three_paths_is_read_once(
@@ -155,12 +147,12 @@ def test_overwrite_keeps_the_old_export_whole_until_the_new_one_replaces_it(
 
     out = tmp_path / "out"
     run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
-    old = _data(out)
+    old = data_files(out)
     seen: list[bool] = []
     assemble = export.assemble_outputs
 
     def watch(target: Path, *args: Any) -> Any:  # mid-run: what a reader of ``out`` sees
-        seen.append(_data(out) == old and (out / "manifest.json").exists())
+        seen.append(data_files(out) == old and (out / "manifest.json").exists())
         return assemble(target, *args)
 
     monkeypatch.setattr(export, "assemble_outputs", watch)
@@ -169,7 +161,7 @@ def test_overwrite_keeps_the_old_export_whole_until_the_new_one_replaces_it(
     assert seen == [True]
     fresh = tmp_path / "fresh"
     run_export([sample_store()], fresh, options, RunOptions(workers=1))
-    assert _data(out) == _data(fresh) != old
+    assert data_files(out) == data_files(fresh) != old
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in fresh.iterdir())
 
 
@@ -226,7 +218,7 @@ def test_resume_re_exports_changed_and_added_inputs_and_drops_removed_ones(
         assert run.counts["units_reused"] == 5
     fresh = tmp_path / "fresh"
     run_export([store], fresh, ExportOptions(), RunOptions(workers=1))
-    assert _data(out) == _data(fresh)
+    assert data_files(out) == data_files(fresh)
     assert before != {p.name for p in (out / "atif").glob("*.json")}
 
 
@@ -342,7 +334,7 @@ def test_resume_after_sigkill_mid_run_is_byte_identical(tmp_path: Path, markers:
     resume = RunOptions(workers=1, mode=Mode.resume, settings=settings)
     run = run_export([store], out, ExportOptions(), resume)
     assert run.counts["units_reused"] == done  # what was finished before the kill
-    assert _data(out) == _data(whole)
+    assert data_files(out) == data_files(whole)
     assert not list(out.rglob("*.tmp"))
 
 
