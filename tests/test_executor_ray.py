@@ -12,8 +12,8 @@ import pytest
 from trajset.pipeline import ExportOptions, RunOptions, RunSettings, run_export, sample_store
 from trajset.pipeline.executors.ray import RayExecutor
 
+from .exports import data_files
 from .loopback import loopback_only
-from .test_reliability import _data
 
 UPSTREAM = Path(__file__).parent / "data" / "upstream"
 ray = pytest.importorskip("ray", reason="Ray cannot be installed here (pip install 'trajset[ray]')")
@@ -40,7 +40,7 @@ def test_ray_and_local_executors_write_identical_data_files(tmp_path: Path) -> N
         RunOptions(workers=2, executor="ray", settings=per_file),
     )  # fmt: skip
     assert remote.counts == local.counts
-    assert _data(tmp_path / "ray") == _data(tmp_path / "local")
+    assert data_files(tmp_path / "ray") == data_files(tmp_path / "local")
     assert not ray.is_initialized()  # the Ray started for the run is stopped with it
 
 

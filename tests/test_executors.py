@@ -34,7 +34,7 @@ from trajset.pipeline.stores import SessionIndex, Unit
 from trajset.pipeline.tables import CONFIGS
 from trajset.pipeline.tuning import fewer_collections
 
-from .test_reliability import _data
+from .exports import data_files
 
 
 def _square(n: int) -> int:
@@ -167,7 +167,7 @@ def test_the_workers_write_the_shards_not_the_driver(
         p.unlink()
     run_export([sample_store()], tmp_path / "one", ExportOptions(), RunOptions(workers=1))
     assert {int(p.name) for p in pids.iterdir()} == {os.getpid()}
-    assert _data(tmp_path / "two") == _data(tmp_path / "one")
+    assert data_files(tmp_path / "two") == data_files(tmp_path / "one")
 
 
 def _huge_pages_off(_: int) -> int:

@@ -28,7 +28,7 @@ from trajset.pipeline.stores.einox.record import read_record
 from trajset.schemas.session import Session
 
 from .conftest import UPSTREAM
-from .test_reliability import _data
+from .exports import data_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 try:
@@ -397,4 +397,4 @@ def test_resume_after_adding_changing_and_removing_sessions_equals_a_fresh_expor
     run = run_export([store], out, ExportOptions(), resume)
     assert run.counts["units_reused"] == len(discover([store])) - 3  # all but these three
     run_export([store], tmp_path / "fresh", ExportOptions(), RunOptions(workers=1))
-    assert _data(out) == _data(tmp_path / "fresh")
+    assert data_files(out) == data_files(tmp_path / "fresh")
