@@ -219,3 +219,17 @@ def test_trl_trains_one_sft_step_on_the_tokenized_config(tmp_path: Path, offline
         train_dataset=tokens.select_columns(["input_ids", "assistant_masks"]),
     )  # fmt: skip
     assert math.isfinite(float(trainer.train().training_loss))
+
+
+def test_a_shard_of_many_row_groups_gives_the_same_rows(exported: Path, tmp_path: Path) -> None:
+    """Each task reads its own row group only; the rows come out whole and in order."""
+    import shutil
+
+    whole, _ = _tokenized(exported, "chatml", tmp_path / "whole")
+    groups = tmp_path / "groups"
+    shutil.copytree(exported, groups)
+    for f in (groups / "data" / "sft").glob("*.parquet"):
+        pq.write_table(pq.read_table(f), f, row_group_size=2)
+    assert pq.ParquetFile(next((groups / "data" / "sft").glob("*.parquet"))).num_row_groups > 1
+    split, _ = _tokenized(groups, "chatml", tmp_path / "split")
+    assert _rows(split, "tokenized") == _rows(whole, "tokenized")

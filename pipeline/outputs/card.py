@@ -6,14 +6,17 @@ The YAML declares one config per table with ``data_files`` globs, so
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import yaml
 
 from ..tables import DERIVED, SCHEMAS, TABLES, describe
+from .files import atomic_write
+from .manifest import write_manifest
 from .recipes import usage
-from .scores import TaskScores, card_section
+from .scores import TaskScores, card_section, task_scores
 
 JSON = Any
 
@@ -251,3 +254,11 @@ def _redaction_section(opts: JSON, redaction: JSON) -> list[str]:
         "",
     ]
     return lines
+
+
+def write_manifest_and_card(out: Path, manifest: JSON) -> None:
+    """``manifest.json``, then the card from it (with each task's outcome scores): what an
+    export, and ``trajset tokenize`` after it, write last."""
+    written = write_manifest(out, manifest)
+    license_id = written["options"].get("license") or "other"
+    atomic_write(out / "README.md", card(written, license_id, task_scores(out)).encode())

@@ -22,10 +22,8 @@ from .. import __version__
 from ..errors import OutputError
 from ..executors import Executor, make_executor
 from ..options import ExportOptions, Mode, RunOptions, RunSettings
-from ..outputs.card import card
-from ..outputs.files import atomic_write
+from ..outputs.card import write_manifest_and_card
 from ..outputs.folder import check_outside, finish_output, locked, prepare_output
-from ..outputs.manifest import write_manifest
 from ..outputs.markers import (
     STATE,
     check_resumable,
@@ -35,7 +33,6 @@ from ..outputs.markers import (
     write_marker,
 )
 from ..outputs.parquet import to_table, write_shard, write_single
-from ..outputs.scores import task_scores
 from ..stores import SessionIndex, Unit, discover, fingerprint, identities, skipped_paths
 from ..tables import TABLES
 from ..tables.where import compile_where
@@ -170,12 +167,6 @@ def check_options(options: ExportOptions, run: RunOptions) -> None:
         load_tokenizer(options.tokenize)
 
 
-def describe(out: Path, content: dict[str, JSON], license_id: str) -> None:
-    """The manifest, then the dataset card from it (with each task's outcome scores)."""
-    manifest = write_manifest(out, content)
-    atomic_write(out / "README.md", card(manifest, license_id, task_scores(out)).encode())
-
-
 def run_export(
     stores: Sequence[Path],
     out: Path,
@@ -225,7 +216,7 @@ def run_export(
             content = result.manifest(
                 options, run, version, redactor, facts, dedup=dedup.report(assembly.dropped)
             )
-            describe(target, content, options.license)
+            write_manifest_and_card(target, content)
             inputs.path.unlink(missing_ok=True)  # in the manifest now
             if options.tokenize:  # from the shards written, through the same workers
                 tokenize_export(target, options.tokenize, executor, progress)

@@ -125,22 +125,16 @@ SHAPE = (
 
 
 def _header(line: str, lineno: int, source: str) -> tuple[Header, dict[str, JSON]]:
+    raw: JSON = None
     try:
         raw = loads_strict(line)
         return validate_header(raw), raw
     except ValueError as exc:
         rule = "unsupported_format" if "format" in str(exc) else "bad_header"
         why = f"{exc}; {SHAPE}" if rule == "bad_header" else str(exc)
-        if rule == "bad_header" and isinstance(raw := _object(line), dict) and "type" not in raw:
+        if rule == "bad_header" and isinstance(raw, dict) and "type" not in raw:
             why = f"line {lineno} is not a session header ({exc}); {SHAPE}; is this a session file?"
         raise SessionReadError(why, rule=rule, source=source, line=lineno) from None
-
-
-def _object(line: str) -> JSON:
-    try:
-        return loads_strict(line)
-    except ValueError:
-        return None
 
 
 def _check_tree(body: EntryUnion, seen: set[str], lineno: int, source: str) -> None:

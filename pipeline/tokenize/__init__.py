@@ -22,10 +22,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..executors import Executor
-from ..outputs.card import card
-from ..outputs.files import atomic_write
-from ..outputs.manifest import write_manifest
-from ..outputs.scores import task_scores
+from ..outputs.card import write_manifest_and_card
 from ..tokenizing import Limits, TokenizeOptions
 from .shards import INTO, Chunk, ChunkJob, ShardResult, load_tokenizer, tasks, write_shard
 
@@ -106,9 +103,7 @@ def tokenize_export(
     manifest["tokenize"] = _described(
         options, given.name if given.exists() else options.tokenizer, lengths
     )
-    write_manifest(out, manifest)
-    license_id = manifest["options"].get("license") or "other"
-    atomic_write(out / "README.md", card(manifest, license_id, task_scores(out)).encode())
+    write_manifest_and_card(out, manifest)
     return dict(counts)
 
 

@@ -55,7 +55,9 @@ class Renderer:
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
 
-    def _text(self, messages: list[dict[str, JSON]], tools: JSON, prompt: bool) -> str:
+    def text(self, messages: list[dict[str, JSON]], tools: JSON, prompt: bool = False) -> str:
+        """The template's text of ``messages`` (chat-template form), with the generation
+        prompt when ``prompt``."""
         text = self.tokenizer.apply_chat_template(
             messages, tools=tools, tokenize=False, add_generation_prompt=prompt
         )
@@ -64,13 +66,13 @@ class Renderer:
     def render(self, messages: list[dict[str, JSON]], tools: JSON) -> Rendered:
         """The text of ``messages`` (the ``messages`` column) and its assistant spans."""
         chat = hf_messages(messages)
-        whole = self._text(chat, tools, False)
+        whole = self.text(chat, tools, False)
         spans = []
         for i, m in enumerate(messages):
             if m.get("role") != "assistant":
                 continue
-            before = self._text(chat[:i], tools, True)
-            upto = self._text(chat[: i + 1], tools, False)
+            before = self.text(chat[:i], tools, True)
+            upto = self.text(chat[: i + 1], tools, False)
             if not (whole.startswith(upto) and upto.startswith(before)):
                 raise Unaligned(f"message {i}: the template renders a prefix otherwise")
             spans.append((len(before), len(upto.rstrip()), bool(m.get("trainable"))))

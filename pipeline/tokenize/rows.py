@@ -78,11 +78,10 @@ def _pair_texts(renderer: Renderer, row: Row) -> tuple[str, list[str]]:
     prompt + chosen and of prompt + rejected: a pair's long shared context is tokenized
     once, and the lengths are those of the whole texts."""
     prompt, tools = hf_messages(row["prompt"] or []), _tools(row)
-    text = renderer.tokenizer.apply_chat_template
     whole = [
-        str(text(prompt, tools=tools, tokenize=False, add_generation_prompt=True)),
+        renderer.text(prompt, tools, prompt=True),
         *(
-            str(text(prompt + hf_messages(row[side] or []), tools=tools, tokenize=False))
+            renderer.text(prompt + hf_messages(row[side] or []), tools)
             for side in ("chosen", "rejected")
         ),
     ]

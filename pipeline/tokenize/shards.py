@@ -62,23 +62,27 @@ TASK_ROWS = 64
 
 @dataclass(frozen=True)
 class Task:
-    """Rows ``start`` to ``stop`` of the input shard ``source`` of the export ``out``."""
+    """Rows ``start`` to ``stop`` of row group ``group`` of the input shard ``source`` of the
+    export ``out`` (a task decodes its own row group only, never the whole shard)."""
 
     out: str
     source: str  # relative to ``out``: data/sft/train-00000-of-00001.parquet
+    group: int
     start: int
     stop: int
 
 
 def tasks(out: Path) -> list[Task]:
-    """Every input shard's chunks, in config and shard order (a shard without rows gives
-    one empty chunk, so its output shard is written too)."""
+    """Every input shard's chunks, in config, shard and row order (a shard without rows
+    gives one empty chunk, so its output shard is written too)."""
     found = []
     for config in INTO:
         for path in sorted((out / "data" / config).glob("*.parquet")):
-            rows = pq.ParquetFile(path).metadata.num_rows
+            meta = pq.ParquetFile(path).metadata
             source = path.relative_to(out).as_posix()
-            found += [Task(str(out), source, a, min(a + TASK_ROWS, rows))
+            sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] or [0]
+            found += [Task(str(out), source, g, a, min(a + TASK_ROWS, rows))
+                      for g, rows in enumerate(sizes)
                       for a in range(0, max(rows, 1), TASK_ROWS)]  # fmt: skip
     return found
 
@@ -105,7 +109,9 @@ class ChunkJob:
     def __call__(self, task: Task) -> Chunk:
         if self._renderer is None:
             self._renderer = Renderer(load_tokenizer(self.options))
-        table = pq.read_table(Path(task.out) / task.source, memory_map=True)
+        path = Path(task.out) / task.source
+        group = pq.ParquetFile(path, memory_map=True)
+        table = group.read_row_group(task.group) if group.num_row_groups else group.read()
         rows = table.slice(task.start, task.stop - task.start).to_pylist()
         config, counts = INTO[Path(task.source).parent.name], Counter[str]()
         made = (
