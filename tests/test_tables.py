@@ -30,6 +30,7 @@ from trajset.pipeline.run.results import InputLog, UnitResult
 from trajset.pipeline.stores import Unit, discover, fingerprint
 from trajset.pipeline.tables import CONFIGS, SCHEMAS, preferences
 from trajset.pipeline.tables.messages import step_messages
+from trajset.schemas.columns import COMMON, OWN
 
 from .strategies import sessions
 
@@ -259,7 +260,18 @@ def test_validate_checks_tables_and_card(exported: Path, tmp_path: Path, runner:
 def test_schema_command_prints_the_declared_schema(runner: CliRunner, name: str) -> None:
     result = runner.invoke(app, ["schema", name])
     assert result.exit_code == 0
-    assert [c["name"] for c in json.loads(result.output)] == SCHEMAS[name].names
+    columns = json.loads(result.output)
+    assert [c["name"] for c in columns] == SCHEMAS[name].names
+    assert all(c["description"] for c in columns), [c["name"] for c in columns]
+
+
+def test_every_column_meaning_names_a_declared_column() -> None:
+    """``schemas.columns`` holds no meaning of a column that is gone or never was."""
+    declared = {n: set(s.names) for n, s in SCHEMAS.items()}
+    assert set(OWN) <= set(declared)
+    stale = {(t, c) for t, own in OWN.items() for c in own if c not in declared[t]}
+    stale |= {("*", c) for c in COMMON if not any(c in names for names in declared.values())}
+    assert not stale
 
 
 def test_deterministic_dispatch_steps_are_not_trainable() -> None:

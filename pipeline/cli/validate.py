@@ -36,9 +36,9 @@ def validate(directory: Annotated[Path, typer.Argument(help="An export folder.")
 
 @exits
 def schema(name: Annotated[SchemaName, typer.Argument(help="atif or a table name.")]) -> None:
-    """Print the JSON Schema of ATIF or the declared Arrow schema of a table.
+    """Print the JSON Schema of ATIF, or a table's columns: name, Arrow type, nullable, meaning.
 
-    Example: trajset schema atif > atif-v1.8.schema.json
+    Example: trajset schema preferences  (or: trajset schema atif > atif-v1.8.schema.json)
     """
     if name == "atif":
         from trajset.schemas.atif import json_schema

@@ -12,6 +12,8 @@ from typing import Any
 import pyarrow as pa
 import yaml
 
+from trajset.schemas.columns import meaning
+
 from ..tables import DERIVED, SCHEMAS, TABLES, describe
 from .files import atomic_write
 from .manifest import write_manifest
@@ -151,8 +153,9 @@ def _configs_section(manifest: JSON) -> list[str]:
             "",
         ]
     for name in written:
-        lines += [f"### `{name}`", "", describe(name), "", "| column | type |", "|---|---|"]
-        lines += [f"| `{f.name}` | `{f.type}` |" for f in SCHEMAS[name]]
+        lines += [f"### `{name}`", "", describe(name), "", "| column | type | meaning |"]
+        lines += ["|---|---|---|"]
+        lines += [f"| `{f.name}` | `{f.type}` | {meaning(name, f.name)} |" for f in SCHEMAS[name]]
         lines.append("")
     return [*lines, *_tokenized_section(manifest)]
 

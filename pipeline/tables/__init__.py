@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from trajset.schemas.columns import meaning
 from trajset.schemas.tables import ERRORS, PAIR_TOKENS, TOKENIZED
 
 from . import kto, outcomes, preferences, sft, steps, trajectories
@@ -58,8 +59,16 @@ def describe(name: str) -> str:
 
 
 def schema_json(name: str) -> list[dict[str, object]]:
-    """A table's columns as JSON (name, Arrow type, nullable), for ``trajset schema``."""
-    return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in SCHEMAS[name]]
+    """A table's columns as JSON (name, Arrow type, nullable, meaning), for ``trajset schema``."""
+    return [
+        {
+            "name": f.name,
+            "type": str(f.type),
+            "nullable": f.nullable,
+            "description": meaning(name, f.name),
+        }
+        for f in SCHEMAS[name]
+    ]
 
 
 __all__ = ["CONFIGS", "DERIVED", "SCHEMAS", "TABLES", "Row", "Table", "describe", "schema_json"]
