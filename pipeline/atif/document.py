@@ -16,7 +16,7 @@ from typing import Any
 from trajset.schemas.context import Settings
 from trajset.schemas.entries import ConfigEntry
 from trajset.schemas.records import Trajectory
-from trajset.schemas.session import FORMAT, Session
+from trajset.schemas.session import FORMAT, Header, Session
 
 from ..tree.policies import Policy
 from ..tree.trajectories import main_trajectory, trajectories
@@ -97,7 +97,20 @@ def agent(traj: Trajectory, options: AtifOptions) -> dict[str, JSON]:
         out["model_name"] = settings.model
     if settings.tools:
         out["tool_definitions"] = [tool_definition(t) for t in settings.tools]
+    if extra := agent_extra(traj.session.header):
+        out["extra"] = extra
     return out
+
+
+def agent_extra(header: Header) -> dict[str, JSON]:
+    """ATIF ``agent.extra`` from the header's ``<ns>:agent`` objects, under ``<ns>``: what a
+    store records of the agent itself (a Claude Code subagent's type and task)."""
+    found = (header.model_extra or {}).items()
+    return {
+        k[: -len(":agent")]: v
+        for k, v in sorted(found)
+        if k.endswith(":agent") and isinstance(v, dict)
+    }
 
 
 def _session_facts(traj: Trajectory) -> dict[str, JSON]:

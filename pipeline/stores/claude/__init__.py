@@ -14,6 +14,7 @@ reserved ``leaf`` label, which the ``current`` policy follows.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.session import Issue, Session
 
 from ...errors import SessionReadError
-from ..base import Loaded, Location, Reader, Unit, UnitOptions, converted_session
+from ..base import Loaded, Location, Reader, Unit, UnitOptions, converted_session, read_input
 from .convert import tree_entries
 from .lines import Record, read_lines
 from .tree import build
@@ -110,8 +111,10 @@ class ClaudeCodeReader(Reader):
         files = [Path(f) for f in unit.files]
         trunks = [f for f in files if not f.name.startswith("agent-")]
         agents = {f.stem.removeprefix("agent-"): f for f in files if f.name.startswith("agent-")}
+        metas = {a: _meta(f) for a, f in agents.items()}
         out: Loaded = []
         seen: set[str] = set()
+        spawned: set[str] = set()
         start = 0
         for f in sorted(trunks, key=_first_time):
             try:
@@ -122,12 +125,16 @@ class ClaudeCodeReader(Reader):
             start += len(records) + 1
             fresh = [r for r in records if not r.uuid or r.uuid not in seen]
             seen |= {r.uuid for r in records if r.uuid}
-            links = _links(fresh, agents)
+            links = _links(fresh, agents, metas)
             out.append(_session(f, fresh, issues, links))
-            for agent_id, (_, call_id) in (
-                (a, v) for v in links.values() for a in [v[0].removeprefix("agent-")]
-            ):
-                out.append(_agent_session(agents[agent_id], _sid(f, fresh), call_id))
+            for agent, call_id in links.values():
+                aid = agent.removeprefix("agent-")
+                if aid not in spawned:
+                    spawned.add(aid)
+                    out.append(_agent_session(agents[aid], metas[aid], _sid(f, fresh), call_id))
+        # an agent no trunk links to (its spawning call cut off, or its trunk not kept) is
+        # still a session: its parent is the trunk id its records carry
+        out += [_agent_session(agents[a], metas[a]) for a in sorted(set(agents) - spawned)]
         return out
 
     def session_ids(self, unit: Unit) -> list[str]:
@@ -135,6 +142,11 @@ class ClaudeCodeReader(Reader):
 
     def identities(self, unit: Unit) -> list[Identity]:
         return identities_of([pair for f in unit.files for pair in _where(Path(f))])
+
+    def inputs(self, unit: Unit) -> tuple[str, ...]:
+        """The unit's session files and each agent file's ``.meta.json``."""
+        metas = (_meta_path(Path(f)) for f in unit.files if Path(f).name.startswith("agent-"))
+        return (*unit.files, *(str(m) for m in metas if m.is_file()))
 
 
 #: how many lines ``identities`` reads of a file for its first record with a ``cwd``
@@ -170,24 +182,60 @@ def _sid(path: Path, records: list[Record]) -> str:
     return next((str(r.raw["sessionId"]) for r in records if r.raw.get("sessionId")), path.stem)
 
 
-def _links(records: list[Record], agents: dict[str, Path]) -> dict[str, tuple[str, str]]:
-    """Tool-result record uuid -> (agent session id, spawning call id), for agents present."""
+def _links(
+    records: list[Record], agents: dict[str, Path], metas: dict[str, Meta]
+) -> dict[str, tuple[str, str]]:
+    """Tool-result record uuid -> (agent session id, spawning call id), for agents present:
+    by the result's ``toolUseResult.agentId``, else by the agent's ``.meta.json`` ``toolUseId``."""
+    by_call = {str(m.fields["toolUseId"]): a for a, m in metas.items() if m.fields.get("toolUseId")}
     out: dict[str, tuple[str, str]] = {}
     for r in records:
+        if r.kind != "user":
+            continue
+        blocks = (r.raw.get("message") or {}).get("content") or []
+        calls = [
+            str(b.get("tool_use_id"))
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
         result = r.raw.get("toolUseResult")
         agent = str(result.get("agentId") or "") if isinstance(result, dict) else ""
-        if agent in agents and r.kind == "user":
-            blocks = (r.raw.get("message") or {}).get("content") or []
-            call = next(
-                (
-                    str(b.get("tool_use_id"))
-                    for b in blocks
-                    if isinstance(b, dict) and b.get("type") == "tool_result"
-                ),
-                "",
-            )
-            out[r.uuid] = (f"agent-{agent}", call)
+        if agent not in agents:
+            agent = next((by_call[c] for c in calls if c in by_call), "")
+        if agent:
+            out[r.uuid] = (f"agent-{agent}", calls[0] if calls else "")
     return out
+
+
+@dataclass(frozen=True)
+class Meta:
+    """An agent file's ``agent-<id>.meta.json`` (``agentType``, ``description``,
+    ``toolUseId``, ``worktreePath``): kept on the agent's session as ``claude:agent``."""
+
+    fields: dict[str, JSON]
+    issue: Issue | None = None
+
+
+def _meta_path(agent_file: Path) -> Path:
+    return agent_file.with_name(agent_file.stem + ".meta.json")
+
+
+def _meta(agent_file: Path) -> Meta:
+    """The agent's ``.meta.json``; one that does not read is an issue of the agent's session."""
+    path = _meta_path(agent_file)
+    if not path.exists():
+        return Meta({})
+    try:
+        fields = json.loads(read_input(path))
+    except (SessionReadError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        return Meta(
+            {}, Issue("bad_meta", None, f"cannot read the agent's metadata: {exc}", str(path))
+        )
+    if not isinstance(fields, dict):
+        return Meta(
+            {}, Issue("bad_meta", 1, "the agent's metadata is not a JSON object", str(path))
+        )
+    return Meta(fields)
 
 
 def _session(
@@ -237,12 +285,22 @@ def _session(
     )
 
 
-def _agent_session(path: Path, parent: str, call_id: str) -> Session | SessionReadError:
+def _agent_session(
+    path: Path, meta: Meta, parent: str = "", call_id: str = ""
+) -> Session | SessionReadError:
+    """An agent file as its own session, below ``parent`` (the trunk id its records carry
+    when no trunk links to it), with its ``.meta.json`` as the ``claude:agent`` header member."""
     agent = path.stem
     try:
         records, issues = read_lines(path, 0)
-        return _session(
-            path, records, issues, {}, id=agent, parent_session=parent, spawned_by=call_id
-        )
     except SessionReadError as exc:
         return exc
+    header: dict[str, JSON] = {"id": agent}
+    parent = parent or _sid(path, records)
+    if parent != agent:
+        header["parent_session"] = parent
+    if call_id:
+        header["spawned_by"] = call_id
+    if meta.fields:
+        header["claude:agent"] = meta.fields
+    return _session(path, records, [*issues, *([meta.issue] if meta.issue else [])], {}, **header)
