@@ -393,11 +393,13 @@ def synthetic_session(
     secrets: bool = True,
     tool_output_bytes: int = 0,
     compact_every: int = 0,
+    score_branches: bool = False,
 ) -> SessionBuilder:
     """A coding-agent-like session with tool calls, forks, outcomes and a few secret-looking
     strings; ``tool_output_bytes`` sets the mean size of a tool output (0: a few lines);
     ``compact_every`` N > 0 compacts the main line before every Nth turn, keeping the turn
-    before (so the answers regenerated earlier fork before a compaction)."""
+    before (so the answers regenerated earlier fork before a compaction); ``score_branches``
+    scores the regenerated answers too, so their pairs carry a score on both sides."""
     sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
     b = SessionBuilder(
         sid,
@@ -435,7 +437,9 @@ def synthetic_session(
         )
     for at in forks:
         b.branch(at)
-        b.respond(text=sentence(rng, rng.randint(10, 60)), model="gpt-5", usage=(800, 90, 600))
+        r = b.respond(text=sentence(rng, rng.randint(10, 60)), model="gpt-5", usage=(800, 90, 600))
+        if score_branches:
+            b.add("outcome", kind="eval", target=r, score=round(rng.random(), 3))
     return b
 
 
@@ -460,6 +464,7 @@ def build_corpus(
     fork_rate: float = 0.3,
     tool_output_bytes: int = 0,
     compact_every: int = 0,
+    score_branches: bool = False,
 ) -> int:
     """Write ``sessions`` synthetic session files under ``dest``; return the bytes written.
     The defaults give the corpus every earlier measurement used (same seed, same bytes)."""
@@ -474,6 +479,7 @@ def build_corpus(
             fork_rate=fork_rate,
             tool_output_bytes=tool_output_bytes,
             compact_every=compact_every,
+            score_branches=score_branches,
         )
         total += _write(dest, b).stat().st_size
     return total
@@ -500,6 +506,10 @@ def main() -> None:
         "--compact-every", type=int, default=0,
         help="compact the main line before every Nth turn (agentsession only; 0: never)",
     )  # fmt: skip
+    ap.add_argument(
+        "--score-branches", action="store_true",
+        help="score the regenerated answers too, so pairs are scored on both sides (agentsession only)",
+    )  # fmt: skip
     ap.add_argument("--clean", action="store_true", help="remove DEST first")
     args = ap.parse_args()
     if args.clean and args.dest.exists():
@@ -510,6 +520,8 @@ def main() -> None:
     else:
         build = build_corpus if args.format == "agentsession" else _other(args.format)
         extra = {"compact_every": args.compact_every} if args.compact_every else {}
+        if args.score_branches:
+            extra["score_branches"] = True
         size = build(
             args.dest,
             args.sessions,

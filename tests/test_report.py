@@ -70,9 +70,16 @@ def test_empty_states_render_without_errors(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(out), "--out", str(tmp_path / "r.html")])
     assert result.exit_code == 0, result.output
     page = (tmp_path / "r.html").read_text()
-    assert page.count("no values in this export") == 4  # scores, branching, margins, tasks
-    assert "no task has scored attempts" in page
-    assert "no preference pairs in this export" in page
+    empty = re.findall(r'<figure class="plot"><figcaption>([^<]+)</figcaption><p class="empty">'
+                       r"([^<]+)</p>", page)  # fmt: skip
+    assert dict(empty) == {
+        "Outcome score per trajectory": "no trajectory has an outcome score",
+        "Branches per fork": "no session forks: every session is one path",
+        "Preference pair margin (chosen − rejected score)": "no preference pairs in this export",
+        "Mean outcome score per task": "no task has scored attempts",
+    }
+    assert "no task has scored attempts (test or task outcomes)" in page
+    assert "no preference pairs in this export (no session forks)" in page
     (tmp_path / "bare").mkdir()
     result = CliRunner().invoke(app, ["report", str(tmp_path / "bare")])
     assert result.exit_code == 2 and "no data/ folder" in result.output
@@ -133,8 +140,7 @@ def test_a_one_session_export_without_outcomes_or_pairs_renders_in_chromium(
         page.goto(page_file.as_uri())
         assert page.locator("#tree-title").inner_text() == "Session lonely"  # opened by itself
         assert page.locator("#tree .node").count() == 2
-        assert (
-            page.locator("text=no values in this export").count() == 4
-        )  # scores, branching, margins, mean per task
+        assert page.locator(".plot .empty").count() == 4  # scores, branching, margins, tasks
+        assert page.locator(".pair-row").count() == 0
         browser.close()
     assert errors == []

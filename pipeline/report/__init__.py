@@ -3,10 +3,11 @@
 The page holds its data, styles and script inline (no network, no CDN):
 counts per table, histograms of outcome scores, steps, tokens, branching
 and pair margins (``plots.py``), the redaction summary, every task's
-outcome scores with pass@k (``outputs/scores.py``), and every session's
-tree with forks, the preferred path, abandoned branches, outcome scores at
-the leaves and a view of each step (``data.py`` reads them, ``page.js``
-draws them).  An export with no preferences, no outcomes or one session
+outcome scores with pass@k (``outputs/scores.py``), the preference pairs
+with a prompt above its chosen and rejected sides (``pairs.py``), and every
+session's tree with forks, the preferred path, abandoned branches, outcome
+scores at the leaves and on each branch, and a view of each step
+(``data.py`` reads them, ``page.js`` draws them).  An export with no preferences, no outcomes or one session
 renders its empty states.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 
 from ..outputs.files import atomic_write
 from ..outputs.scores import score_text
+from . import pairs
 from .data import report_data
 from .plots import histogram
 
@@ -96,28 +98,58 @@ def _tasks(data: JSON) -> str:
     return "".join(lines) + "</tbody></table>"
 
 
-def _plots(d: JSON) -> list[str]:
-    """The histograms; the tokenized rows' only with the tokenized config."""
+def _plots(data: JSON) -> list[str]:
+    """The histograms, each empty one saying why; the tokenized rows' only with that config."""
+    d, scored = data["distributions"], data["scored"]
+    n, with_score = scored["trajectories"], scored["outcome_score"]
+    partly = f"{with_score:,} of {n:,} trajectories scored" if 0 < with_score < n else ""
+    no_margin, margin_note = pairs.margin_note(data["pair_sides"])
     plots = [
-        histogram(d["outcome_score"], "Outcome score per trajectory"),
-        histogram(d["steps"], "Steps per trajectory", integer=True),
-        histogram(d["tokens"], "Tokens per trajectory (prompt + completion)", integer=True),
-        histogram(d["branching"], "Branches per fork", integer=True),
-        histogram(d["margin"], "Preference pair margin"),
-        histogram(d["task_mean"], "Mean outcome score per task"),
-    ]
+        histogram(d["outcome_score"], "Outcome score per trajectory",
+                  empty="no trajectory has an outcome score", note=partly),
+        histogram(d["steps"], "Steps per trajectory", integer=True, empty="no trajectories"),
+        histogram(d["tokens"], "Tokens per trajectory (prompt + completion)", integer=True,
+                  empty="no step records token usage"),
+        histogram(d["branching"], "Branches per fork", integer=True,
+                  empty="no session forks: every session is one path"),
+        histogram(d["margin"], "Preference pair margin (chosen − rejected score)",
+                  empty=no_margin, note=margin_note),
+        histogram(d["task_mean"], "Mean outcome score per task",
+                  empty="no task has scored attempts"),
+    ]  # fmt: skip
     if d["tokenized"]:
         plots.append(histogram(d["tokenized"], "Tokens per tokenized row", integer=True))
     return plots
 
 
+def _pairs_section(view: JSON) -> str:
+    """The pairs list and the side-by-side view ``page.js`` fills in."""
+    if not view["total"]:
+        return '<p class="empty">no preference pairs in this export (no session forks)</p>'
+    left = view["total"] - len(view["pairs"])
+    shown = f"; the first {len(view['pairs']):,} are shown here" if left else ""
+    return f"""<p class="meta">{view["total"]:,} pairs{shown}. Click one to read its prompt \
+and both sides; the <code>preferences</code> table holds every message.</p>
+<div class="controls"><input id="pair-search" type="search" placeholder="Search session, kind or text">
+<button id="pair-prev" type="button">Previous</button><button id="pair-next" type="button">Next</button></div>
+<p class="meta" id="pair-page-info"></p>
+<table id="pair-list"><thead><tr><th>session</th><th>pair</th><th>policy</th><th class="num">chosen</th>
+<th class="num">rejected</th><th class="num">margin</th><th>chosen side begins</th></tr></thead>
+<tbody id="pair-rows"></tbody></table>
+<div id="pair-view" hidden><h3 id="pair-title"></h3><div id="pair-prompt"></div>
+<div class="sides"><div id="pair-chosen" class="side chosen"></div>
+<div id="pair-rejected" class="side rejected"></div></div></div>"""
+
+
 def render(data: JSON) -> str:
     """The page for ``report_data`` output."""
-    plots = _plots(data["distributions"])
+    plots = _plots(data)
     counts = list(data["counts"].items())
     pairs = sorted(data["pairs"].items()) or [("none", "no preference pairs in this export")]
     payload = json.dumps(
-        {"sessions": data["sessions"]}, ensure_ascii=False, separators=(",", ":")
+        {"sessions": data["sessions"], "pairs": data["pairs_view"]},
+        ensure_ascii=False,
+        separators=(",", ":"),
     ).replace("</", "<\\/")
     m = data["manifest"]
     sub = (
@@ -141,6 +173,7 @@ def render(data: JSON) -> str:
 </div></section>
 <section><h2>Distributions</h2><div class="grid">{"".join(plots)}</div></section>
 <section><h2>Outcome scores per task</h2>{_tasks(data)}</section>
+<section><h2>Preference pairs</h2>{_pairs_section(data["pairs_view"])}</section>
 <section><h2>Sessions</h2>
 <div class="controls"><input id="search" type="search" placeholder="Search session id, leaf id or label">
 <button id="prev" type="button">Previous</button><button id="next" type="button">Next</button></div>

@@ -3,7 +3,7 @@
 Each session's tree is rebuilt from the ``steps`` table: the steps of every
 trajectory, in order, are a path from the session's start; trajectories
 sharing a prefix share those nodes.  A node keeps a short view of its step
-(the text cut at ``SNIPPET`` characters), so a report of 10,000 trajectories
+(the text cut by ``text.cut``), so a report of 10,000 trajectories
 stays a file a browser opens at once; the ATIF documents hold the rest.
 """
 
@@ -20,9 +20,10 @@ import pyarrow.parquet as pq
 
 from ..outputs.scores import overall, task_scores
 from ..tables import SCHEMAS
+from . import pairs
+from .text import cut
 
 JSON = Any
-SNIPPET = 280
 
 TRAJECTORY_COLUMNS = [
     "session_id", "leaf_id", "is_main", "is_preferred", "abandoned_at", "n_steps",
@@ -46,6 +47,18 @@ def read_table(folder: Path, name: str, columns: list[str] | None = None) -> pa.
     return pa.concat_tables([pq.read_table(s, columns=columns).cast(schema) for s in shards])
 
 
+def head_rows(folder: Path, name: str, columns: list[str], n: int) -> pa.Table:
+    """The first ``n`` rows of table ``name`` in shard order, reading no shard past them."""
+    schema = pa.schema([SCHEMAS[name].field(c) for c in columns])
+    batches: list[pa.RecordBatch] = []
+    for shard in sorted((folder / "data" / name).glob("*.parquet")):
+        for batch in pq.ParquetFile(shard).iter_batches(batch_size=256, columns=columns):
+            batches.append(batch.slice(0, n - sum(b.num_rows for b in batches)))
+            if sum(b.num_rows for b in batches) >= n:
+                return pa.Table.from_batches(batches).cast(schema)
+    return pa.Table.from_batches(batches).cast(schema) if batches else schema.empty_table()
+
+
 def row_count(folder: Path, name: str) -> int:
     """Rows of table ``name`` from the Parquet footers (``errors`` is ``errors.parquet``)."""
     files = (
@@ -54,12 +67,6 @@ def row_count(folder: Path, name: str) -> int:
         else sorted((folder / "data" / name).glob("*.parquet"))
     )
     return sum(pq.read_metadata(f).num_rows for f in files if f.exists())
-
-
-def _cut(text: str | None, n: int = SNIPPET) -> str:
-    if not text:
-        return ""
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 @dataclass
@@ -95,13 +102,13 @@ class SessionTree:
 
 
 def _step_view(step: JSON) -> JSON:
-    view: JSON = {"s": step["source"] or "", "t": _cut(step["message"])}
+    view: JSON = {"s": step["source"] or "", "t": cut(step["message"])}
     if step["reasoning_content"]:
-        view["r"] = _cut(step["reasoning_content"])
+        view["r"] = cut(step["reasoning_content"])
     calls = [c["function_name"] for c in step["tool_calls"] or []]
     if calls:
         view["c"] = calls
-    outputs = [_cut(o["content"], 160) for o in step["observations"] or []]
+    outputs = [cut(o["content"], 160) for o in step["observations"] or []]
     if outputs:
         view["o"] = outputs
     tokens = (step["prompt_tokens"] or 0) + (step["completion_tokens"] or 0)
@@ -159,12 +166,12 @@ def report_data(folder: Path) -> JSON:
             manifest = {}
     trajectories = read_table(folder, "trajectories", TRAJECTORY_COLUMNS)
     steps = read_table(folder, "steps", STEP_COLUMNS)
-    preferences = read_table(folder, "preferences", ["granularity", "kind", "margin"])
+    preferences = read_table(folder, "preferences", pairs.SUMMARY_COLUMNS)
     outcomes = read_table(folder, "outcomes", ["kind", "score"])
     trees = session_trees(trajectories, steps)
     traj = trajectories.to_pylist()
     counts = {name: row_count(folder, name) for name in SCHEMAS}
-    prefs = preferences.to_pylist()
+    prefs = preferences.select(["granularity", "kind", "margin"]).to_pylist()
     tasks = task_scores(folder)
     return {
         "title": folder.resolve().name,
@@ -191,6 +198,15 @@ def report_data(folder: Path) -> JSON:
         },
         "tasks": [t.to_json() for t in tasks],
         "tasks_pass_at_k": {str(k): v for k, v in overall(tasks).items()},
+        "scored": {
+            "trajectories": len(traj),
+            "outcome_score": sum(t["outcome_score"] is not None for t in traj),
+        },
+        "pair_sides": pairs.scored_sides(preferences),
+        "pairs_view": {
+            "total": preferences.num_rows,
+            "pairs": pairs.pair_views(head_rows(folder, "preferences", pairs.COLUMNS, pairs.SHOWN)),
+        },
         "pairs": dict(Counter(f"{p['granularity']}/{p['kind']}" for p in prefs)),
         "outcome_kinds": dict(Counter(o["kind"] for o in outcomes.to_pylist())),
         "sessions": [t.to_json() for t in trees],

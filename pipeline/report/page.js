@@ -4,9 +4,9 @@
 (function () {
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const sessions = data.sessions;
-  const PAGE = 50;
-  let shown = sessions;
-  let page = 0;
+  const pairs = data.pairs.pairs;
+  const PAGE = 50;  // sessions per page
+  const PAIR_PAGE = 15;  // pairs per page: each row is a pair to read
 
   const $ = (id) => document.getElementById(id);
   const el = (tag, attrs, text) => {
@@ -29,22 +29,102 @@
     return s.leaves.some((l) => String(l.leaf).toLowerCase().includes(q) || String(l.label || "").toLowerCase().includes(q));
   }
 
-  function renderList() {
-    const body = $("session-rows");
-    body.replaceChildren();
-    const start = page * PAGE;
-    for (const s of shown.slice(start, start + PAGE)) {
-      const i = sessions.indexOf(s);
-      const row = el("tr", { "data-session": String(i), class: "session-row", tabindex: "0" });
-      row.append(el("td", {}, s.id), el("td", {}, String(s.leaves.length)), el("td", {}, String(s.forks)), el("td", {}, score(s.best)));
-      row.addEventListener("click", () => openSession(i));
-      row.addEventListener("keydown", (ev) => { if (ev.key === "Enter") openSession(i); });
-      body.append(row);
+  // A searchable list shown `size` rows at a time: the sessions and the preference pairs.
+  function pagedList({ items, search, body, prev, next, info, noun, match, row, size = PAGE }) {
+    const index = new Map(items.map((item, i) => [item, i]));
+    let shown = items, page = 0;
+    const draw = () => {
+      body.replaceChildren();
+      const start = page * size;
+      shown.slice(start, start + size).forEach((item) => body.append(row(item, index.get(item))));
+      const pages = Math.max(1, Math.ceil(shown.length / size));
+      info.textContent = `${shown.length} of ${items.length} ${noun} · page ${page + 1} of ${pages}`;
+      prev.disabled = page === 0;
+      next.disabled = page + 1 >= pages;
+    };
+    search.addEventListener("input", (ev) => {
+      const q = ev.target.value.trim().toLowerCase();
+      shown = items.filter((item) => match(item, q));
+      page = 0;
+      draw();
+    });
+    prev.addEventListener("click", () => { page = Math.max(0, page - 1); draw(); });
+    next.addEventListener("click", () => { page += 1; draw(); });
+    draw();
+  }
+
+  const clickable = (rowEl, open) => {
+    rowEl.addEventListener("click", open);
+    rowEl.addEventListener("keydown", (ev) => { if (ev.key === "Enter") open(); });
+    return rowEl;
+  };
+
+  function sessionRow(s, i) {
+    const row = el("tr", { "data-session": String(i), class: "session-row", tabindex: "0" });
+    row.append(el("td", {}, s.id), el("td", {}, String(s.leaves.length)), el("td", {}, String(s.forks)), el("td", {}, score(s.best)));
+    return clickable(row, () => openSession(i));
+  }
+
+  // --- preference pairs: the list, and one pair's prompt above its two sides
+  const pairText = (p) => [...p.prompt, ...p.chosen, ...p.rejected].map((m) => m.t).join(" ").toLowerCase();
+  function pairMatches(p, q) {
+    if (!q) return true;
+    return [p.session, p.kind, p.policy].some((v) => String(v).toLowerCase().includes(q)) || pairText(p).includes(q);
+  }
+
+  const firstText = (msgs) => { const m = msgs.find((x) => x.t || x.c); return m ? (m.t || `calls ${m.c.join(", ")}`) : ""; };
+
+  function pairRow(p, i) {
+    const row = el("tr", { class: "pair-row", "data-pair": String(i), tabindex: "0" });
+    row.append(el("td", { class: "id", title: p.session }, p.session), el("td", {}, p.kind), el("td", {}, p.policy),
+      el("td", { class: "num" }, score(p.chosen_score)), el("td", { class: "num" }, score(p.rejected_score)),
+      el("td", { class: "num" }, score(p.margin)), el("td", { class: "snippet" }, firstText(p.chosen).slice(0, 90)));
+    return clickable(row, () => openPair(i));
+  }
+
+  function messages(box, msgs, total, what) {
+    for (const m of msgs) {
+      const item = el("div", { class: `msg role-${m.role}` });
+      item.append(el("p", { class: "role" }, m.role));
+      if (m.t) item.append(el("pre", { class: "message" }, m.t));
+      if (m.r) item.append(el("pre", { class: "reasoning" }, m.r));
+      if (m.c) item.append(el("p", { class: "calls" }, `tool calls: ${m.c.join(", ")}`));
+      box.append(item);
     }
-    const pages = Math.max(1, Math.ceil(shown.length / PAGE));
-    $("page-info").textContent = `${shown.length} of ${sessions.length} sessions · page ${page + 1} of ${pages}`;
-    $("prev").disabled = page === 0;
-    $("next").disabled = page + 1 >= pages;
+    if (total > msgs.length) box.append(el("p", { class: "meta" }, `… ${total - msgs.length} more message${total - msgs.length === 1 ? "" : "s"} ${what}`));
+  }
+
+  function openPair(i) {
+    const p = pairs[i];
+    $("pair-title").textContent = `Pair ${p.id} · ${p.kind} · session ${p.session} · fork ${p.fork}`;
+    const prompt = $("pair-prompt");
+    prompt.replaceChildren(el("p", { class: "meta" }, p.prompt_n > p.prompt.length
+      ? `prompt: ${p.prompt_n} messages, the last ${p.prompt.length} shown` : `prompt: ${p.prompt_n} message${p.prompt_n === 1 ? "" : "s"}`));
+    messages(prompt, p.prompt, 0, "");
+    for (const side of ["chosen", "rejected"]) {
+      const box = $(`pair-${side}`);
+      box.replaceChildren(el("h3", {}, `${side} · score ${score(p[side + "_score"])}`),
+        el("p", { class: "meta" }, `leaf ${p[side + "_leaf"]} · ${p[side + "_n"]} messages${side === "chosen" && p.margin !== null ? ` · margin ${score(p.margin)}` : ""}`));
+      messages(box, p[side], p[side + "_n"], "in the table");
+    }
+    document.querySelectorAll(".pair-row.selected").forEach((e) => e.classList.remove("selected"));
+    const rowEl = document.querySelector(`.pair-row[data-pair="${i}"]`);
+    if (rowEl) rowEl.classList.add("selected");
+    $("pair-view").hidden = false;
+  }
+
+  // --- session trees
+  // The best outcome score of the leaves below each node (null where none is scored).
+  function bestBelow(s) {
+    const best = s.nodes.map(() => null);
+    for (const l of s.leaves) {
+      if (l.node >= 0 && l.score !== null && (best[l.node] === null || l.score > best[l.node])) best[l.node] = l.score;
+    }
+    for (let k = s.nodes.length - 1; k >= 0; k--) {  // a child always comes after its parent
+      const p = s.nodes[k].p;
+      if (p >= 0 && best[k] !== null && (best[p] === null || best[k] > best[p])) best[p] = best[k];
+    }
+    return best;
   }
 
   function layout(s) {
@@ -113,6 +193,18 @@
       label.textContent = `${l.preferred ? "★ " : ""}${score(l.score)}${l.label ? " " + l.label : ""}${l.pass === true ? " pass" : l.pass === false ? " fail" : ""}`;
       g.append(label);
     }
+    // each branch of a fork carries the best score of the leaves it leads to
+    if (s.leaves.some((l) => l.score !== null)) {
+      const best = bestBelow(s);
+      const kids = new Map();  // parent -> children; -1 holds the roots
+      s.nodes.forEach((n) => kids.set(n.p, (kids.get(n.p) || 0) + 1));
+      s.nodes.forEach((n, k) => {
+        if (kids.get(n.p) < 2) return;
+        const label = svg("text", { x: X(pos[k]) - r, y: Y(pos[k]) - r - 3, class: "branch-score", "data-node": k });
+        label.textContent = best[k] === null ? "unscored" : `best ${score(best[k])}`;
+        g.append(label);
+      });
+    }
     $("tree").replaceChildren(g);
     const leaves = $("leaves");
     leaves.replaceChildren();
@@ -143,15 +235,16 @@
     if (dot) dot.classList.add("selected");
   }
 
-  $("search").addEventListener("input", (ev) => {
-    const q = ev.target.value.trim().toLowerCase();
-    shown = sessions.filter((s) => matches(s, q));
-    page = 0;
-    renderList();
+  pagedList({
+    items: sessions, search: $("search"), body: $("session-rows"), prev: $("prev"), next: $("next"),
+    info: $("page-info"), noun: "sessions", match: matches, row: sessionRow,
   });
-  $("prev").addEventListener("click", () => { page = Math.max(0, page - 1); renderList(); });
-  $("next").addEventListener("click", () => { page += 1; renderList(); });
-  renderList();
+  if (pairs.length) {
+    pagedList({
+      items: pairs, search: $("pair-search"), body: $("pair-rows"), prev: $("pair-prev"), next: $("pair-next"),
+      info: $("pair-page-info"), noun: "pairs", match: pairMatches, row: pairRow, size: PAIR_PAGE,
+    });
+  }
   const m = /^#s=(\d+)$/.exec(location.hash);
   if (m && sessions[Number(m[1])]) openSession(Number(m[1]));
   else if (sessions.length === 1) openSession(0);
