@@ -86,6 +86,20 @@ def test_resume_with_another_option_names_only_that_option(tmp_path: Path) -> No
     assert "redact_rules" not in result.output
 
 
+def test_a_refused_resume_leaves_the_finished_export_whole(tmp_path: Path) -> None:
+    """Found writing the README's exit-code table: a refused resume dropped the manifest,
+    so a finished export read as unfinished and ``publish`` refused it."""
+    runner, out = CliRunner(), tmp_path / "o"
+    assert runner.invoke(app, ["export", "--out", str(out), "-q"]).exit_code == 0
+    manifest = (out / "manifest.json").read_bytes()
+    for other in (["--prefer", "score"], ["--secret", "hunter2-hunter2"]):
+        result = runner.invoke(app, ["export", "--out", str(out), "-q", "--mode", "resume", *other])
+        assert result.exit_code == 2 and "was started with other" in result.output
+        assert (out / "manifest.json").read_bytes() == manifest
+    dry = runner.invoke(app, ["publish", str(out), "acme/x", "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+
+
 def test_a_folder_trajset_did_not_write_is_refused_without_advice_to_overwrite(
     tmp_path: Path,
 ) -> None:

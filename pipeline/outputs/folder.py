@@ -97,6 +97,12 @@ def prepare_output(out: Path, mode: Mode) -> Path:
         raise OutputError(f"--out {out} cannot be used: {exc.strerror or exc}") from None
 
 
+def mark_unfinished(out: Path) -> None:
+    """A resume that may go on drops the manifest, which is written last: until the run
+    ends the folder reads as unfinished.  A refused resume keeps a finished export whole."""
+    (out / "manifest.json").unlink(missing_ok=True)
+
+
 def finish_output(out: Path, staged: Path) -> None:
     """Swap a staged export in place of the previous one (see the module docstring)."""
     if staged == out:
@@ -156,10 +162,7 @@ def _prepare(out: Path, mode: Mode) -> Path:
             return out / NEXT
         for name in existing:  # an unfinished one: nothing a reader could use
             _remove(out / name)
-    if (
-        mode == Mode.resume
-    ):  # the manifest is written last: until then the folder reads as unfinished
-        (out / "manifest.json").unlink(missing_ok=True)
+    if mode == Mode.resume:  # the manifest goes once the resume is allowed (mark_unfinished)
         for name in (NEXT, OLD):  # a killed overwrite's staging: its results are not markers
             _remove(out / name)
         for tmp in out.rglob(".*.tmp"):  # a killed writer's temporary files

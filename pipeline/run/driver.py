@@ -23,7 +23,13 @@ from ..errors import OutputError
 from ..executors import Executor, make_executor
 from ..options import ExportOptions, Mode, RunOptions, RunSettings
 from ..outputs.card import write_manifest_and_card
-from ..outputs.folder import check_outside, finish_output, locked, prepare_output
+from ..outputs.folder import (
+    check_outside,
+    finish_output,
+    locked,
+    mark_unfinished,
+    prepare_output,
+)
 from ..outputs.markers import (
     STATE,
     check_resumable,
@@ -189,6 +195,8 @@ def run_export(
         target = prepare_output(out, run.mode)  # ``out``, or where overwrite stages
         resume = run.mode == Mode.resume
         check_resumable(target, options, resume, (*run.secrets, *run.terms), redactor.numbering)
+        if resume:
+            mark_unfinished(target)
         index = SessionIndex.of(units).write(target / STATE / "index.db")
         ctx = RunContext(
             target, options, run.secrets, index, world_size=run.workers, settings=run.settings,
