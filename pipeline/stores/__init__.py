@@ -134,6 +134,17 @@ def store_kinds(stores: Iterable[Path], kind: str = "auto") -> list[str]:
     return [detect_kind(s) if kind == "auto" else kind for s in stores]
 
 
+def _nothing_found(store: Path, kind: str, detected: bool) -> str:
+    """Why ``store`` gave no unit, and what to give instead."""
+    where = "`trajset sources` lists where each agent keeps its sessions"
+    if detected:
+        return (
+            f"store {store} holds no session file trajset recognises; give the folder an agent "
+            f"writes its sessions to, or name its kind with --store-kind ({where})"
+        )
+    return f"store {store} holds no session that the {kind} reader can find; {where}"
+
+
 def discover(
     stores: Iterable[Path], kind: str = "auto", options: Iterable[tuple[str, str]] = ()
 ) -> list[Unit]:
@@ -149,7 +160,7 @@ def discover(
             raise UsageError(f"store {store} does not exist")
         found = READERS[k].units(store, typed[k])
         if not found:
-            raise UsageError(f"store {store} holds no session that the {k} reader can find")
+            raise UsageError(_nothing_found(store, k, kind == "auto"))
         for u in found:
             key = (u.key, *(os.path.realpath(f) for f in u.files))
             if key not in seen:
