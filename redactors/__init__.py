@@ -37,7 +37,7 @@ SPECIAL = ("secrets_v1", "term_v1", "identity_v1", "home_paths_v2", "environment
 GROUPS = {
     "default": [n for n, r in REGISTRY.items() if not r.opt_in]
     + ["secrets_v1", "term_v1", "identity_v1", "home_paths_v2"],
-    "pii": ["email_v2", "ipv4_v1", "ipv6_v1", "phone_v1", "identity_v1", "home_paths_v2"],
+    "pii": ["email_v2", "ipv4_v1", "ipv6_v1", "phone_v2", "identity_v1", "home_paths_v2"],
     "network": ["ipv4_v1", "ipv6_v1"],
     "all": [*REGISTRY, *SPECIAL],
 }

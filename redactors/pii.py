@@ -52,9 +52,15 @@ RULES: list[Rule] = [
         opt_in=True,
     ),
     Rule(
-        "phone_v1",
+        "phone_v2",
+        # v2: digit groups joined to letters or digits by ``-`` or ``.`` on either side are
+        # part of an id, not a phone number (v1 took ``0005-7000-8000`` out of every UUID
+        # of the form ``0199a1b2-0005-7000-8000-…``); an area code in parentheses may be
+        # followed by two groups (``(555) 123-4567``; v1 wanted three).
         re.compile(
-            r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?)?\d{2,4}[\s.-]\d{3,4}[\s.-]?\d{3,4}(?![\w])"
+            r"(?<![\w+])(?<!\w[.-])(?:\+\d{1,3}[\s.-]?)?"
+            r"(?:\(\d{2,4}\)[\s.-]?\d{3,4}[\s.-]\d{3,4}|\d{2,4}[\s.-]\d{3,4}[\s.-]?\d{3,4})"
+            r"(?!\w|[.-]\w)"
         ),
         r"\d{3}",
         opt_in=True,

@@ -38,7 +38,7 @@ def test_a_redaction_flag_wins_over_no_redact_in_the_file(tmp_path: Path) -> Non
     conf = _conf(tmp_path, "[export]\nno_redact = true\n")
     assert not resolve(NONE, conf, 1)[0].redact
     options, _ = resolve({"redact": ["pii"]}, conf, 1)
-    assert options.redact and "phone_v1" in options.redact_rules
+    assert options.redact and "phone_v2" in options.redact_rules
 
 
 def test_no_redact_flag_wins_over_redaction_in_the_file(tmp_path: Path) -> None:

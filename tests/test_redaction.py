@@ -358,7 +358,7 @@ def test_same_value_same_placeholder_and_no_plaintext() -> None:
 def test_unknown_rule_lists_the_valid_ones(runner: CliRunner, tmp_path: Path) -> None:
     with pytest.raises(RuleError, match=r"valid: .*email"):
         resolve("emails")
-    assert resolve("email") == ["email_v2"] and "phone_v1" in resolve("pii") and GROUPS["all"]
+    assert resolve("email") == ["email_v2"] and "phone_v2" in resolve("pii") and GROUPS["all"]
     result = runner.invoke(app, ["export", "--out", str(tmp_path / "o"), "--redact", "nope"])
     assert result.exit_code == 2 and "unknown redaction rule" in result.output
 
@@ -530,3 +530,22 @@ def test_scan_finds_every_planted_kind_unredacted_and_nothing_redacted(
     assert not any(s in found.output for s in (LITERAL, ENV_SECRET, SHORT))
     clean = runner.invoke(app, ["scan", str(out), *secrets])
     assert clean.exit_code == 0, clean.output
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("call 555-123-4567 today", True),
+        ("call +1 (555) 123-4567.", True),
+        ("+44 20 7946 0958", True),
+        ("ring 030.1234.5678, please", True),
+        ("session 0199a1b2-0005-7000-8000-00000000a005", False),  # a UUID, not a phone (v1 took it)
+        ("build 1234-5678-9012-abcd", False),
+        ("v2.1234.5678.9", False),
+        ("on 2026-10-05 at 11:00", False),
+    ],
+)
+def test_phone_numbers_are_found_and_ids_are_not(text: str, found: bool) -> None:
+    out = build_redactor(resolve("phone")).text(text, Placeholders())
+    assert ("[REDACTED:phone:1]" in out) is found, out
+    assert out == text or found
