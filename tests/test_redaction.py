@@ -549,3 +549,11 @@ def test_phone_numbers_are_found_and_ids_are_not(text: str, found: bool) -> None
     out = build_redactor(resolve("phone")).text(text, Placeholders())
     assert ("[REDACTED:phone:1]" in out) is found, out
     assert out == text or found
+
+
+def test_the_summary_keeps_its_columns_for_long_rule_names(planted) -> None:  # type: ignore[no-untyped-def]
+    """Every row of the printed summary ends in the same column, however long a rule's name."""
+    printed = planted[2].split("wrote ", 1)[1].splitlines()[1:]
+    rows = [line for line in printed if line.startswith("  ")]
+    assert max(len(r.split()[-2] if r.startswith("  redacted") else "") for r in rows) > 18
+    assert len({len(r) for r in rows}) == 1, "\n".join(rows)
