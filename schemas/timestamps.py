@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 RFC3339_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
@@ -34,15 +34,28 @@ def rfc3339nano(ts: str, *, to_utc: bool = True) -> str:
         zone = "Z"
     elif to_utc:
         try:
-            base = parse_rfc3339(base + zone).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            base = seconds_text(parse_rfc3339(base + zone).astimezone(UTC))
             zone = "Z"
         except OverflowError:  # e.g. 0001-01-01T00:30+01:00 has no UTC form: keep the offset
             pass
     return f"{base}.{frac}{zone}" if frac else f"{base}{zone}"
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: the Unix milliseconds of the first and last instant an RFC 3339 time can write
+MIN_MS, MAX_MS = -62135596800000, 253402300799999
+
+
 def ms_to_rfc3339(ms: int) -> str:
-    """Unix milliseconds as the UTC time the Agent Session Format writes (RFC3339Nano)."""
-    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    """Unix milliseconds as the UTC time the Agent Session Format writes (RFC3339Nano);
+    ``OverflowError`` outside years 1 to 9999 (``MAX_MS``).  Exact on every platform (no C
+    ``gmtime``, which refuses some years)."""
+    dt = _EPOCH + timedelta(milliseconds=ms)
     frac = f"{ms % 1000:03d}".rstrip("0")
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}Z" if frac else "Z")
+    return seconds_text(dt) + (f".{frac}Z" if frac else "Z")
+
+
+def seconds_text(dt: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS`` of ``dt``, the year in four digits (``strftime("%Y")`` writes
+    year 1 as ``1`` on some platforms)."""
+    return f"{dt.year:04d}" + dt.strftime("-%m-%dT%H:%M:%S")

@@ -30,7 +30,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[
     root = tmp_path_factory.mktemp("hostile")
     made = write_hostile_store(root / "store")
     run = run_export([root / "store"], root / "out", ExportOptions(), RunOptions(workers=1))
-    assert run.counts["units"] == len(made)
+    assert run.counts["units"] == len(made) - 1  # the FIFO is skipped, not a unit
     return root / "store", root / "out", made
 
 
@@ -38,11 +38,13 @@ def test_no_hostile_file_stops_the_run_and_every_file_is_accounted_for(hostile) 
     _, out, made = hostile
     manifest = json.loads((out / "manifest.json").read_text())
     c = manifest["counts"]
-    assert c["sessions_read"] == c["sessions_exported"] + c["sessions_failed"] == len(made)
+    assert c["sessions_read"] == c["sessions_exported"] + c["sessions_failed"] == len(made) - 1
+    [fifo] = [s for s in manifest["skipped"] if s["path"].endswith("fifo.jsonl")]
+    assert fifo["reason"] == "a named pipe (FIFO); not read"
     errors = pl.read_parquet(out / "errors.parquet").to_dicts()
     failed_files = {Path(e["source"]).name for e in errors if e["kind"] != "truncated"}
     assert failed_files == {
-        "bom.jsonl", "dangling.jsonl", "deep.jsonl", "empty.jsonl", "fifo.jsonl", "folder.jsonl",
+        "bom.jsonl", "dangling.jsonl", "deep.jsonl", "empty.jsonl", "folder.jsonl",
         "loop.jsonl", "types.jsonl", "ok.jsonl",  # ok.jsonl repeats dup.jsonl's session id
         "badid0.jsonl", "badid1.jsonl",
     }  # fmt: skip

@@ -23,6 +23,7 @@ from trajset.redactors.identities import Identity
 from trajset.schemas.session import Session
 
 from ..errors import UnitFailed, UsageError
+from . import numbers
 from .agentsession import AgentSessionReader, read_session, read_session_text
 from .base import (
     Loaded,
@@ -45,6 +46,7 @@ from .harbor import HarborReader
 from .index_file import IndexFile
 from .opencode import OpenCodeReader
 from .pi import PiReader
+from .regular import special_kind
 from .sqlite import SqliteReader
 from .suga import SugaReader
 
@@ -81,12 +83,17 @@ def sample_store() -> Path:
 
 
 def detect_kind(path: Path) -> str:
-    """The kind of the store at ``path``; ``UsageError`` when it does not exist."""
-    if not path.exists():
+    """The kind of the store at ``path``; ``UsageError`` when it does not exist or is no
+    file or folder (a named pipe, socket or device)."""
+    special = special_kind(path)
+    what = "does not exist" if not path.exists() else special and f"is {special}"
+    found = None if what else next((k for k, r in READERS.items() if r.detect(path)), None)
+    if found is None:
         raise UsageError(
-            f"store {path} does not exist; give a session file, a folder of them or a database"
+            f"store {path} {what or 'is no file or folder'}; "
+            "give a session file, a folder of them or a database"
         )
-    return next(kind for kind, reader in READERS.items() if reader.detect(path))
+    return found
 
 
 def reader_for(kind: str) -> Reader:
@@ -134,6 +141,15 @@ def store_kinds(stores: Iterable[Path], kind: str = "auto") -> list[str]:
     return [detect_kind(s) if kind == "auto" else kind for s in stores]
 
 
+def _regular_only(unit: Unit) -> Unit | None:
+    """``unit`` without the named pipes, sockets and devices its reader found (they are
+    listed as skipped: ``skipped_paths``); None when nothing else is left of it."""
+    if not any(special_kind(f) for f in unit.files):
+        return unit
+    files = tuple(f for f in unit.files if not special_kind(f))
+    return replace(unit, files=files) if files else None
+
+
 def _nothing_found(store: Path, kind: str, detected: bool) -> str:
     """Why ``store`` gave no unit, and what to give instead."""
     where = "`trajset sources` lists where each agent keeps its sessions"
@@ -158,7 +174,7 @@ def discover(
     for store, k in zip(stores, kinds, strict=True):
         if not store.exists():
             raise UsageError(f"store {store} does not exist")
-        found = READERS[k].units(store, typed[k])
+        found = [u for u in map(_regular_only, READERS[k].units(store, typed[k])) if u]
         if not found:
             raise UsageError(_nothing_found(store, k, kind == "auto"))
         for u in found:
@@ -206,14 +222,23 @@ def skipped_paths(stores: Iterable[Path], units: Iterable[Unit]) -> list[tuple[s
             for name in files:
                 p = os.path.join(folder, name)
                 if os.path.abspath(p) not in read:
-                    skipped.append((p, "not a session file of this store"))
+                    special = special_kind(p)
+                    why = f"{special}; not read" if special else "not a session file of this store"
+                    skipped.append((p, why))
     return sorted(set(skipped))
 
 
 def load_unit(unit: Unit) -> Loaded:
     """The sessions of one unit, an error in place of each that does not read
-    (``UnitFailed`` when the whole unit cannot be read)."""
-    return reader_for(unit.kind).load(unit)
+    (``UnitFailed`` when the whole unit cannot be read).  A value out of a column's range
+    (``numbers``) that no converted session took is its last session's problem."""
+    with numbers.noting() as notes:
+        loaded = reader_for(unit.kind).load(unit)
+    last = next((s for s in reversed(loaded) if isinstance(s, Session)), None)
+    if notes and last is not None:
+        last.issues = [*last.issues, *notes]
+        last.counts = {**last.counts, numbers.COUNT: last.counts.get(numbers.COUNT, 0) + len(notes)}
+    return loaded
 
 
 def fingerprint(unit: Unit, read: Reads | None = None) -> tuple[str, int]:

@@ -21,6 +21,7 @@ from trajset.schemas.timestamps import parse_rfc3339
 from ..errors import SessionReadError
 from ..jsonio import loads_strict
 from .base import Loaded, Location, Reader, ReaderOption, Unit, UnitOptions, read_input
+from .regular import open_input, read_bytes
 
 JSON = Any
 
@@ -91,7 +92,7 @@ def _first_line(path: Path) -> dict[str, JSON]:
     if not path.is_file():
         return {}
     try:
-        with path.open("rb") as fh:
+        with open_input(path) as fh:
             for line in fh:
                 if line.strip():
                     head = loads_strict(line.decode("utf-8"))
@@ -217,7 +218,7 @@ def writer_lock(path: Path) -> str | None:
     """
     lock = path.with_name(path.name + ".lock")
     try:
-        holder = json.loads(lock.read_bytes()[:4096])
+        holder = json.loads(read_bytes(lock)[:4096])
     except FileNotFoundError:
         return None
     except (OSError, ValueError):

@@ -27,6 +27,8 @@ from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Issue, Session, validate_header
 
 from ..errors import SessionReadError, UnitFailed, UsageError
+from . import numbers
+from .regular import open_input, read_bytes, special_kind
 
 JSON = Any
 #: what a reader option holds, once parsed
@@ -224,10 +226,8 @@ def file_fingerprint(paths: tuple[str, ...]) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
     for p in paths:
-        if not Path(p).is_file():
-            return "", 0
         try:
-            with open(p, "rb") as fh:
+            with open_input(p) as fh:
                 while block := fh.read(1 << 20):
                     digest.update(block)
                     size += len(block)
@@ -244,11 +244,11 @@ def read_input(path: Path) -> bytes:
         what = (
             "a dangling or looping link"
             if path.is_symlink() and not path.exists()
-            else "not a regular file"
+            else f"not a regular file but {special_kind(path) or 'a folder'}"
         )
         raise SessionReadError(f"{what}; nothing was read", rule="io", source=str(path))
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except OSError as exc:
         raise SessionReadError(
             f"cannot read file: {exc.strerror}", rule="io", source=str(path)
@@ -294,6 +294,10 @@ def converted_session(
     """A converting reader's session: the header and every entry validated, entries numbered
     as the lines of its Agent Session Format text; a converter that produced something invalid
     is a ``conversion`` error of that session."""
+    noted = numbers.taken()
+    if noted:
+        issues = [*issues, *noted]
+        counts = {**counts, numbers.COUNT: counts.get(numbers.COUNT, 0) + len(noted)}
     try:
         entries = [Entry(raw, validate_entry(raw), i + 2, i) for i, raw in enumerate(raws)]
         return Session(

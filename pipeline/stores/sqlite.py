@@ -23,6 +23,7 @@ from trajset.schemas.session import Session
 from ..errors import SessionReadError, UsageError
 from .agentsession import AgentSessionReader, read_session_text
 from .base import Loaded, Reader, Reads, Unit, UnitOptions
+from .regular import open_input
 from .snapshot import read_snapshot, unlisted
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -97,7 +98,7 @@ class SqliteReader(Reader):
         if not path.is_file():  # a FIFO would block the open
             return False
         try:
-            with path.open("rb") as fh:
+            with open_input(path) as fh:
                 return fh.read(16) == SQLITE_MAGIC
         except OSError:
             return False

@@ -31,10 +31,14 @@ from trajset.schemas.timestamps import RFC3339_RE
 
 from ..errors import SessionReadError
 from .base import Loaded, Reader, Unit, UnitOptions, converted_session
+from .numbers import count, counts, usage
+from .regular import open_input, read_text
 
 JSON = Any
 FILES = ("sessions.jsonl", "entries.jsonl", "trace_events.jsonl", "session_meta.jsonl")
 PAYLOAD = "openresponses/2026-04-24"
+#: the member of a trace event that holds its line in ``trace_events.jsonl`` (read here only)
+LINE = "trajset:line"
 DONE, FAILED = (
     frozenset({"done", "completed", "ok"}),
     frozenset({"failed", "canceled", "cancelled", "error"}),
@@ -44,7 +48,7 @@ DONE, FAILED = (
 def _declared(folder: Path) -> list[Path]:
     """The export's JSON Lines files that ``manifest.json`` declares (all four when it lists none)."""
     try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        manifest = json.loads(read_text(folder / "manifest.json"))
     except (OSError, ValueError):
         return []
     if not isinstance(manifest, dict) or manifest.get("format") != "suga-export":
@@ -58,7 +62,7 @@ def _lines(path: Path | None) -> Iterator[tuple[int, dict[str, JSON]]]:
     """Each line's object; ``SessionReadError`` naming the line for one that is not an object."""
     if path is None or not path.is_file():
         return
-    with path.open("rb") as fh:
+    with open_input(path) as fh:
         for lineno, raw in enumerate(fh, 1):
             if not raw.strip():
                 continue
@@ -96,8 +100,8 @@ class Export:
             out.sessions.append(s)
         for lineno, e in _lines(files.get("entries.jsonl")):
             out.entries[str(e.get("session_id"))].append((lineno, e))
-        for _, t in _lines(files.get("trace_events.jsonl")):
-            out.traces[str(t.get("session_id"))].append(t)
+        for lineno, t in _lines(files.get("trace_events.jsonl")):
+            out.traces[str(t.get("session_id"))].append({**t, LINE: lineno})
         for _, m in _lines(files.get("session_meta.jsonl")):
             out.meta[str(m.get("session_id"))] = m
         return out
@@ -112,6 +116,7 @@ class Chain:
 
     sid: str
     ts: str
+    traces: str = ""  # the trace file, which problems with a trace's numbers name
     raws: list[dict[str, JSON]] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
     calls: int = 0
@@ -181,16 +186,12 @@ def _response(c: Chain, rid: str, trace: JSON, ts: JSON) -> None:
     body: dict[str, JSON] = {"response_id": rid, "status": "completed"}
     if trace is not None:
         body["model"] = str(trace.get("name") or "")
-        i, o = int(trace.get("input_tokens") or 0), int(trace.get("output_tokens") or 0)
-        body["usage"] = {
-            "input_tokens": i,
-            "output_tokens": o,
-            "total_tokens": i + o,
-            "input_tokens_details": {"cached_tokens": int(trace.get("cache_read_tokens") or 0)},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        }
-        if trace.get("duration_ms"):
-            body["latency_ms"] = int(trace["duration_ms"])
+        where = (c.traces, trace.get(LINE))
+        got = counts(trace, ("input_tokens", "output_tokens", "cache_read_tokens"), "trace", *where)
+        if got is not None:
+            body["usage"] = usage(*got)
+        if trace.get("duration_ms") and (ms := count(trace["duration_ms"], "duration_ms", *where)):
+            body["latency_ms"] = ms
         if trace.get("error") or trace.get("status") not in (None, "", "ok"):
             body["status"] = "failed"
             body["error"] = {
@@ -234,7 +235,7 @@ def _entries(
     for t in traces:
         if t.get("kind") == "llm":
             llm[str(t.get("turn_id") or "")].append(t)
-    ordered = sorted(entries, key=lambda le: int(le[1].get("seq") or 0))
+    ordered = sorted(entries, key=lambda le: _seq(le[1]))
     for i, (_, e) in enumerate(ordered):
         kind, body, turn = str(e.get("type") or ""), e.get("json"), str(e.get("turn_id") or "")
         handler = MAPPED.get(kind) if isinstance(body, dict) else None
@@ -259,9 +260,19 @@ def _entries(
                 _request_outcome(c, requests[turn])
 
 
+def _seq(e: JSON) -> int:
+    """An entry's ``seq`` for ordering: one that is no count sorts first (``_gaps`` says so)."""
+    v = e.get("seq")
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 else 0
+
+
 def _gaps(sid: str, entries: list[tuple[int, JSON]]) -> list[Issue]:
-    seqs = sorted(int(e.get("seq") or 0) for _, e in entries)
-    missing = sorted(set(range(1, (seqs[-1] if seqs else 0) + 1)) - set(seqs))
+    seqs = sorted({_seq(e) for _, e in entries} - {0})
+    missing: list[int] = []  # the first 11 numbers missing below the last seq
+    for before, after in zip([0, *seqs], seqs, strict=False):
+        missing += range(before + 1, min(after, before + 12 - len(missing)))
+        if len(missing) > 10:
+            break
     if not missing:
         return []
     shown = ", ".join(str(n) for n in missing[:10]) + (" ..." if len(missing) > 10 else "")
@@ -273,6 +284,7 @@ def convert_session(export: Export, info: JSON, children: list[str]) -> Session:
     sid = str(info.get("id") or "")
     created = str(info.get("created_at") or "")
     c = Chain(sid, created if RFC3339_RE.match(created) else "1970-01-01T00:00:00Z")
+    c.traces = str(export.folder / "trace_events.jsonl")
     entries = export.entries.get(sid, [])
     meta = export.meta.get(sid, {})
     requests = {str(r.get("turn_id")): r for r in meta.get("requests") or [] if isinstance(r, dict)}

@@ -23,6 +23,7 @@ from trajset.schemas.session import Issue, Session
 
 from ...errors import SessionReadError
 from ..base import Loaded, Location, Reader, Unit, UnitOptions, converted_session, read_input
+from ..regular import open_input
 from .convert import tree_entries
 from .lines import Record, read_lines
 from .tree import build
@@ -51,7 +52,7 @@ def looks_like_claude(path: Path) -> bool:
     if not path.is_file():  # a FIFO would block, a folder has no line
         return False
     try:
-        with path.open("rb") as fh:
+        with open_input(path) as fh:
             first = next((line for line in fh if line.strip()), b"")
         d = json.loads(first)
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
@@ -156,7 +157,7 @@ HEAD_LINES = 64
 def _where(path: Path) -> list[tuple[str, Any]]:
     """The working folder and git branch of the file's first record that names a folder."""
     try:
-        with path.open("rb") as fh:
+        with open_input(path) as fh:
             for _, line in zip(range(HEAD_LINES), fh, strict=False):
                 d = json.loads(line) if line.strip() else None
                 if isinstance(d, dict) and d.get("cwd"):
@@ -168,7 +169,7 @@ def _where(path: Path) -> list[tuple[str, Any]]:
 
 def _first_time(path: Path) -> tuple[str, str]:
     try:
-        with path.open("rb") as fh:
+        with open_input(path) as fh:
             for line in fh:
                 d = json.loads(line) if line.strip() else None
                 if isinstance(d, dict) and d.get("timestamp"):

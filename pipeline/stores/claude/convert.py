@@ -20,6 +20,7 @@ from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
 
 from ...jsonio import dumps_compact
+from ..numbers import counts, usage
 from .lines import Record
 from .tree import COMMAND_MARKS, Tree
 
@@ -145,16 +146,17 @@ def _usage(r: Record) -> dict[str, JSON] | None:
     u = (r.raw.get("message") or {}).get("usage")
     if not isinstance(u, dict):
         return None
-    cached = int(u.get("cache_read_input_tokens") or 0)
-    inp = int(u.get("input_tokens") or 0) + int(u.get("cache_creation_input_tokens") or 0) + cached
-    out = int(u.get("output_tokens") or 0)
-    return {
-        "input_tokens": inp,
-        "output_tokens": out,
-        "total_tokens": inp + out,
-        "input_tokens_details": {"cached_tokens": cached},
-        "output_tokens_details": {"reasoning_tokens": 0},
-    }
+    keys = (
+        "cache_read_input_tokens",
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "output_tokens",
+    )
+    got = counts(u, keys, "message.usage", r.file, r.line)
+    if got is None:
+        return None
+    cached, fresh, created, out = got
+    return usage(fresh + created + cached, out, cached)
 
 
 @dataclass

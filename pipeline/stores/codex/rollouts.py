@@ -22,6 +22,7 @@ from trajset.schemas.session import Issue
 from ...errors import SessionReadError
 from ..base import read_input
 from ..jsonl import objects
+from ..regular import open_input, read_bytes
 
 JSON = Any
 SUFFIXES = (".jsonl", ".jsonl.zst")
@@ -79,9 +80,9 @@ def first_line(path: Path) -> dict[str, JSON] | None:
     """The first line's object, read cheaply; None when it does not decode."""
     try:
         if path.name.endswith(".zst"):
-            data = decompressed(path, path.read_bytes())
+            data = decompressed(path, read_bytes(path))
         else:
-            with path.open("rb") as fh:
+            with open_input(path) as fh:
                 data = fh.read(HEAD_BYTES)
         first = next((line for line in data.split(b"\n") if line.strip()), b"")
         value = json.loads(first)

@@ -22,6 +22,7 @@ from trajset.schemas.session import Entry, Session, validate_header
 
 from ...errors import SessionReadError, UnitSkipped
 from ..base import Loaded, Location, Reader, ReaderOption, Unit, UnitOptions
+from ..regular import read_bytes
 from .convert import Converted, convert
 from .groups import groups
 from .lineage import fork_edges, merged_entries
@@ -103,7 +104,7 @@ class EinoxReader(Reader):
         found: list[tuple[str, Any]] = [("user", unit.key)] if unit.files else []
         for f in unit.files:
             try:
-                data = Path(f).read_bytes()
+                data = read_bytes(f)
                 record = json.loads(data) if b'"participants"' in data else {}
             except (OSError, ValueError, RecursionError):
                 continue

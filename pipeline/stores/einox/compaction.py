@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..regular import read_text
 from .record import Record
 from .turns import Turn
 
@@ -31,8 +32,8 @@ class Compaction:
         ]  # fmt: skip
         folder = r.ws / "compact"
         try:
-            state = json.loads((folder / f"{r.sid}-state.json").read_text(encoding="utf-8"))
-            summary = (folder / f"{r.sid}-summary-{int(state['n'])}.md").read_text(encoding="utf-8")
+            state = json.loads(read_text(folder / f"{r.sid}-state.json"))
+            summary = read_text(folder / f"{r.sid}-summary-{int(state['n'])}.md")
             watermark = int(state["watermark"])
         except (OSError, ValueError, KeyError, TypeError):
             return None

@@ -17,6 +17,7 @@ from typing import Any
 from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
 
+from ..regular import read_text
 from . import outcomes, texts
 from .compaction import Compaction
 from .decisions import Decisions
@@ -235,7 +236,7 @@ class Converter:
         m = texts.SPILL_RE.search(content)
         path = self.record.ws / "spill" / "trunc" / (m.group(1) if m else call_id)
         try:
-            return path.read_text(encoding="utf-8")
+            return read_text(path)
         except (OSError, UnicodeDecodeError):
             return content
 

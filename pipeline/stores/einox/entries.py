@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trajset.schemas.timestamps import ms_to_rfc3339
+from trajset.schemas.timestamps import MAX_MS, ms_to_rfc3339
 
+from ..numbers import note
 from .record import Record
 
 JSON = Any
@@ -22,7 +23,11 @@ class Entries:
     clock: int = 0  # last time used (ms); events without ts take it
 
     def add(self, entry_type: str, ts: int | None, /, **body: JSON) -> str:
-        self.clock = max(self.clock, ts or 0)
+        for value in (self.clock, ts):  # a time no entry can carry is noted, not used
+            if value is not None and not 0 <= value <= MAX_MS:
+                note(value, f"{entry_type} time (ms)", "", None, "a time in years 1970 to 9999")
+        ok = [t for t in (self.clock, ts) if t is not None and 0 <= t <= MAX_MS]
+        self.clock = max(ok, default=0)
         eid = f"{self.sid}-{len(self.raws) + 1:04d}"
         parent = self.raws[-1]["id"] if self.raws else None
         raw = {"type": entry_type, "id": eid, "parent": parent, "ts": ms_to_rfc3339(self.clock)}

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from ..regular import read_bytes
 from . import texts
 from .record import iso_ms
 
@@ -54,7 +55,7 @@ def _facts(path: Path) -> tuple[str, int, set[str]]:
     """(sid, started_at in ms, sids its fork notes name) of one session file; an unreadable
     file is a group of its own (the reader reports it when the group is loaded)."""
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
         try:
             raw = orjson.loads(data)
         except orjson.JSONDecodeError:  # what orjson refuses (lone surrogates, huge integers)

@@ -23,6 +23,7 @@ from trajset.schemas.timestamps import RFC3339_RE
 
 from ...errors import SessionReadError
 from ..base import Loaded, Location, Reader, Unit, UnitOptions, converted_session
+from ..regular import read_text
 from .convert import convert
 from .files import (
     Chat,
@@ -111,7 +112,7 @@ class GeminiCliReader(Reader):
 
 def _project_root(project: Path) -> str:
     try:
-        return (project / ".project_root").read_text(encoding="utf-8").strip()
+        return read_text(project / ".project_root").strip()
     except (OSError, UnicodeDecodeError):
         return ""
 

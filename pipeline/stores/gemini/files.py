@@ -21,6 +21,7 @@ from trajset.schemas.session import Issue
 from ...errors import SessionReadError
 from ..base import read_input
 from ..jsonl import objects
+from ..regular import open_input, read_bytes
 
 JSON = Any
 SUFFIXES = (".jsonl", ".json")
@@ -48,15 +49,15 @@ def head(path: Path) -> dict[str, JSON] | None:
         return None
     try:
         if path.suffix == ".jsonl":
-            with path.open("rb") as fh:
+            with open_input(path) as fh:
                 first = fh.readline(HEAD_BYTES)
             d = json.loads(first)
         else:
-            with path.open("rb") as fh:
+            with open_input(path) as fh:
                 start = fh.read(2048)
             if b'"sessionId"' not in start or b'"projectHash"' not in start:
                 return None
-            d = json.loads(path.read_bytes())
+            d = json.loads(read_bytes(path))
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not _is_meta(d):
@@ -72,7 +73,7 @@ def looks_like_chat(path: Path) -> bool:
     if not path.is_file() or path.suffix != ".json" or not is_chat_name(path):
         return False
     try:
-        with path.open("rb") as fh:
+        with open_input(path) as fh:
             start = fh.read(2048)
     except OSError:
         return False

@@ -18,6 +18,7 @@ from typing import Any
 from ...errors import SessionReadError
 from ...jsonio import loads_strict
 from ..base import read_input
+from ..regular import read_bytes
 
 JSON = Any
 MAIN = "trajectory.json"
@@ -67,7 +68,7 @@ def is_trial(folder: Path) -> bool:
         return False
     for name in ("result.json", "lock.json"):
         try:
-            head = (folder / name).read_bytes()[:4096]
+            head = read_bytes(folder / name)[:4096]
         except OSError:
             continue
         if b'"task_name"' in head or (b'"task"' in head and b'"agent"' in head):

@@ -22,6 +22,7 @@ from trajset.schemas.session import Issue
 
 from ...errors import SessionReadError
 from ..base import note_read
+from ..regular import open_input
 from ..snapshot import read_snapshot
 from .records import Group, Message, Overview, StoredSession, as_ms, decoded, ordered, record
 
@@ -50,7 +51,7 @@ def is_database(path: Path) -> bool:
     file with its tables, or one named as OpenCode names them (a damaged one is then an
     error row, not another kind of store)."""
     try:
-        with path.open("rb") as fh:
+        with open_input(path) as fh:
             if fh.read(16) != SQLITE_MAGIC:
                 return False
         if path.name == "opencode.db" or fnmatch(path.name, "opencode-*.db"):

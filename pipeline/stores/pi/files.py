@@ -21,6 +21,7 @@ from trajset.schemas.session import Issue
 from ...errors import SessionReadError
 from ..base import read_input
 from ..jsonl import objects
+from ..regular import open_input
 
 JSON = Any
 HEAD_BYTES = 1 << 16
@@ -41,7 +42,7 @@ def header(path: Path) -> dict[str, JSON] | None:
     if not path.is_file() or path.suffix != ".jsonl":
         return None
     try:
-        with path.open("rb") as fh:
+        with open_input(path) as fh:
             first = json.loads(fh.readline(HEAD_BYTES))
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return None

@@ -1,0 +1,112 @@
+"""Numbers a converting reader takes from a store: kept when a table column can hold them.
+
+A token count, a duration or a score is a field of one record.  One beyond what its column
+holds (``1e400``, ``NaN``, ``2**70``, a negative count) is that field's problem, not the
+session's: the helpers here give None for it, and note an ``out_of_range`` problem naming
+the file, line and field.  The notes of a session are taken into it by ``converted_session``
+(``taken``), so each becomes an error row and the manifest's count
+``reader/values_out_of_range``; the rest of the session exports.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
+from typing import Any
+
+from trajset.schemas.session import Issue
+
+JSON = Any
+#: what the tables' 64-bit integer columns hold
+INT64 = 2**63
+#: the count a session's notes add to, per session (``Session.counts``)
+COUNT = "values_out_of_range"
+_NOTES: ContextVar[list[Issue] | None] = ContextVar("trajset_out_of_range", default=None)
+
+
+def _shown(value: JSON) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}…({len(text)} characters)"
+
+
+def note(value: JSON, field: str, source: str, line: int | None, holds: str) -> None:
+    """Note that ``field`` (of ``source`` at ``line``) holds ``value``, which no column that
+    holds ``holds`` can; the export writes null for it."""
+    notes = _NOTES.get()
+    if notes is not None:
+        message = f"{field}: {_shown(value)} is not {holds}; written as null, the rest is read"
+        notes.append(Issue("out_of_range", line, message, source))
+
+
+def count(value: JSON, field: str, source: str, line: int | None) -> int | None:
+    """``value`` as a count (0 up to 2**63 - 1, integral): 0 when it is missing (None or
+    ""), None (noted) when it is anything else."""
+    if value is None or value == "":
+        return 0
+    if isinstance(value, str):
+        with suppress(ValueError):
+            value = int(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < INT64:
+        return value
+    note(value, field, source, line, "a count a 64-bit integer holds")
+    return None
+
+
+def counts(
+    d: Mapping[str, JSON], keys: Iterable[str], where: str, source: str, line: int | None
+) -> list[int] | None:
+    """Each of ``keys`` of ``d`` as a count (``count``; a missing one is 0), or None when one
+    is out of range: a usage whose members do not all read is left out as a whole, as the
+    members depend on each other (a total, the cached share of the input)."""
+    got = [count(d.get(k), f"{where}.{k}", source, line) for k in keys]
+    return None if any(n is None for n in got) else [n for n in got if n is not None]
+
+
+def finite(value: JSON, field: str, source: str, line: int | None) -> float | None:
+    """``value`` as a finite number (a score, seconds); None when missing, None (noted)
+    when it is no finite number."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value) if abs(value) < 2**1023 else math.inf
+        if math.isfinite(number):
+            return number
+    note(value, field, source, line, "a finite number")
+    return None
+
+
+@contextmanager
+def noting() -> Iterator[list[Issue]]:
+    """Collect, in this thread, the problems noted meanwhile (while a unit loads)."""
+    notes: list[Issue] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
+
+
+def taken() -> list[Issue]:
+    """The problems noted since the last call (those of the session being converted)."""
+    notes = _NOTES.get()
+    if not notes:
+        return []
+    found = list(notes)
+    notes.clear()
+    return found
+
+
+def usage(inp: int, out: int, cached: int = 0, reasoning: int = 0) -> dict[str, JSON]:
+    """An Open Responses ``usage`` of one model call from its counts (``inp`` holds the
+    cached tokens; ``out`` the reasoning ones)."""
+    return {
+        "input_tokens": inp,
+        "output_tokens": out,
+        "total_tokens": inp + out,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens_details": {"reasoning_tokens": reasoning},
+    }

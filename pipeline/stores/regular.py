@@ -1,0 +1,67 @@
+"""Opening a store's files so that no file type can block a reader.
+
+A named pipe opened for reading waits for a writer forever, and a device or socket has no
+bytes of a session; a user's disk may hold any of them where a session file is expected.
+Every read a reader makes, while finding units as well as while loading them, goes through
+``open_input`` (or ``read_bytes``): the file is opened without blocking and read only when
+the opened file is a regular one.  ``special_kind`` names what such a path is, so the run
+lists it under ``skipped`` with that reason.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import BinaryIO
+
+#: the file types that are no file to read, by what they are called in a message
+_SPECIAL = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _what(mode: int) -> str | None:
+    return next((name for test, name in _SPECIAL if test(mode)), None)
+
+
+def special_kind(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it is a named pipe, socket or device (links followed): the
+    reason it is skipped; None for a regular file, a folder, or a path that cannot be seen."""
+    try:
+        return _what(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return None
+
+
+def open_input(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened for reading in binary, never blocking; ``OSError`` (``EINVAL``,
+    naming what it is) when it is not a regular file, as for any file that cannot be read."""
+    try:
+        fd = os.open(path, _FLAGS)
+    except ValueError:  # a NUL in the name (an id a store turned into a file name)
+        raise OSError(errno.EINVAL, "the file name holds a NUL byte", os.fspath(path)) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = _what(mode) or ("a folder" if stat.S_ISDIR(mode) else "no regular file")
+            raise OSError(errno.EINVAL, f"not a regular file: {what}", os.fspath(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """Every byte of a regular file (``open_input``): ``Path.read_bytes`` that cannot hang."""
+    with open_input(path) as fh:
+        return fh.read()
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A regular file's text as UTF-8 (``UnicodeDecodeError`` when it is not)."""
+    return read_bytes(path).decode("utf-8")
