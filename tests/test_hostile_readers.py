@@ -1,0 +1,122 @@
+"""Every registered reader survives hostile files: the case table of ``hostile_cases.py``.
+
+Each case is one export, on 1 and on 2 workers, of a real store of the kind (the first of
+its ``FIXTURES`` in the reader contract) with the case made in it.  It must end within
+``TIMEOUT`` with exit 0, 1 or 2, print no traceback (the workers' output included: it is
+read from the file descriptors), give no ``internal`` error row, and write nothing outside
+its output folder: the store and the folder around it are as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner, Result
+
+from trajset.pipeline.cli import app
+from trajset.pipeline.stores import READERS
+
+from .hostile_cases import DATABASE_CASES, FILE_CASES, TEXT_CASES, apply, is_database, victim
+from .test_reader_contract import FIXTURES
+
+TIMEOUT = 120.0
+#: the kinds whose first fixture is a database (the one where the wrong column types go)
+DATABASE_KINDS = ("agentsession-sqlite", "opencode")
+CASES = [
+    (kind, case)
+    for kind in sorted(READERS)
+    for case in [*FILE_CASES, *TEXT_CASES, *(DATABASE_CASES if kind in DATABASE_KINDS else ())]
+]
+
+
+def _state(root: Path, out: Path) -> dict[str, tuple[int, int]]:
+    """Every path below ``root`` but ``out``: (size, mtime in ns), links not followed."""
+    seen: dict[str, tuple[int, int]] = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if Path(folder, d) != out]
+        for name in [*dirs, *files]:
+            st = os.lstat(Path(folder, name))
+            seen[os.path.relpath(Path(folder, name), root)] = (st.st_size, st.st_mtime_ns)
+    return seen
+
+
+def _export(argv: list[str]) -> Result | None:
+    """The command's result, or None when it did not end within ``TIMEOUT``."""
+    done: list[Result] = []
+    worker = threading.Thread(
+        target=lambda: done.append(CliRunner().invoke(app, argv)), daemon=True
+    )
+    worker.start()
+    worker.join(TIMEOUT)
+    return done[0] if done else None
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize(("kind", "case"), CASES)
+def test_a_hostile_input_ends_cleanly(
+    kind: str, case: str, workers: int, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    store = FIXTURES[kind][0](tmp_path / "store")
+    assert is_database(victim(store)) == (kind in DATABASE_KINDS)
+    apply(case, store)
+    out = tmp_path / "out"
+    before = _state(tmp_path, out)
+    result = _export(["export", str(store), "--out", str(out), "-q", "--workers", str(workers)])
+    printed = capfd.readouterr()
+    assert result is not None, f"{kind}, {case}: no end within {TIMEOUT:.0f} s"
+    text = result.output + printed.out + printed.err
+    assert result.exit_code in (0, 1, 2), (result.exception, text)
+    assert result.exception is None or isinstance(result.exception, SystemExit), text
+    assert "Traceback" not in text, text
+    assert _state(tmp_path, out) == before, "something was written beside the output"
+    if (out / "errors.parquet").exists():
+        rows = pq.read_table(out / "errors.parquet").to_pylist()
+        internal = [r for r in rows if r["kind"] == "internal"]
+        assert not internal, internal
+
+
+def test_a_named_pipe_for_an_einox_session_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    """Found by hand: the fork-group facts read the pipe while finding units, and waited."""
+    store = FIXTURES["einox"][0](tmp_path / "store")
+    pipe = store / "users" / "alice" / "sessions" / "s-pipe" / "session.json"
+    pipe.parent.mkdir()
+    os.mkfifo(pipe)
+    result = _export(["export", str(store), "--out", str(tmp_path / "out"), "-q"])
+    assert result is not None and result.exit_code == 0, result and result.output
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    [skip] = [s for s in manifest["skipped"] if s["path"].endswith("s-pipe/session.json")]
+    assert skip["reason"] == "a named pipe (FIFO); not read"
+
+
+@pytest.mark.parametrize("kind", ["claude-code", "suga"])
+def test_a_token_count_of_1e400_is_a_field_problem_and_the_session_exports(
+    kind: str, tmp_path: Path
+) -> None:
+    """Found by hand: ``int(inf)`` failed the whole unit as an ``internal`` error.  Now each
+    such count is an error row naming file, line and field, and the sessions export."""
+    store = FIXTURES[kind][0](tmp_path / "store")
+    before = CliRunner().invoke(app, ["export", str(store), "--out", str(tmp_path / "before")])
+    assert before.exit_code == 0, before.output
+    [target] = [p for p in store.rglob("*.jsonl") if '"input_tokens":' in p.read_text()][:1]
+    text = re.sub(r'"input_tokens":\s*\d+', '"input_tokens": 1e400', target.read_text())
+    target.write_text(text)
+    lines = {n for n, line in enumerate(text.splitlines(), 1) if "1e400" in line}
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["export", str(store), "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    rows = pq.read_table(out / "errors.parquet").to_pylist()
+    assert not [r for r in rows if r["kind"] == "internal"], rows
+    found = [r for r in rows if r["kind"] == "out_of_range"]
+    assert found and all(r["source"].endswith(target.name) for r in found)
+    assert {r["line"] for r in found} <= lines
+    assert all("input_tokens: inf is not a count" in r["message"] for r in found)
+    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    was = json.loads((tmp_path / "before" / "manifest.json").read_text())["counts"]
+    assert counts["reader/values_out_of_range"] == len(found)
+    assert counts["sessions_exported"] == was["sessions_exported"] > 0
