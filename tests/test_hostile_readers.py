@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -120,3 +122,24 @@ def test_a_token_count_of_1e400_is_a_field_problem_and_the_session_exports(
     was = json.loads((tmp_path / "before" / "manifest.json").read_text())["counts"]
     assert counts["reader/values_out_of_range"] == len(found)
     assert counts["sessions_exported"] == was["sessions_exported"] > 0
+
+
+@pytest.mark.parametrize("kind", DATABASE_KINDS)
+def test_a_table_name_that_is_not_utf8_is_the_databases_error(kind: str, tmp_path: Path) -> None:
+    """Found by ``benchmarks/fuzz.py`` (seed 37, round 2027): a byte flipped in a table's name
+    raised ``UnicodeDecodeError`` out of finding the units."""
+    store = FIXTURES[kind][0](tmp_path / "store")
+    db = victim(store)
+    with closing(sqlite3.connect(db)) as con:
+        names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    data = db.read_bytes()
+    record = next(b"table" + n.encode() * 2 for n in names if b"table" + n.encode() * 2 in data)
+    at = data.index(record) + len(b"table")  # the first byte of the name column
+    db.write_bytes(data[:at] + b"\xf4" + data[at + 1 :])
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["export", str(store), "--out", str(out), "-q"])
+    assert result.exit_code in (0, 2), result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    if result.exit_code == 0:
+        rows = pq.read_table(out / "errors.parquet").to_pylist()
+        assert rows and not [r for r in rows if r["kind"] == "internal"], rows

@@ -39,9 +39,15 @@ def connect(path: Path, *, immutable: bool = False) -> sqlite3.Connection:
 
 
 def _in_transaction(db: sqlite3.Connection, read: Callable[[sqlite3.Connection], T]) -> T:
+    """``read(db)`` in one read transaction; text that is not UTF-8 where a reader did not
+    expect any (a damaged schema's table names) is the database's error, not the run's."""
     db.execute("BEGIN")
     try:
         return read(db)
+    except UnicodeDecodeError as exc:
+        raise sqlite3.DatabaseError(
+            f"the database holds text that is not UTF-8 ({exc.reason} at byte {exc.start})"
+        ) from None
     finally:
         db.execute("COMMIT")
 
