@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -136,14 +137,22 @@ def test_partly_scored_outcomes_say_how_many_are_scored(one_sided: Path) -> None
     assert f"{with_score:,} of {n:,} trajectories scored" in fig
 
 
-def _open(sync_api, page_file: Path, errors: list[str]):  # type: ignore[no-untyped-def]
+@contextmanager
+def _opened(sync_api, page_file: Path):  # type: ignore[no-untyped-def]
+    """The report opened in headless Chromium; no console or page error may occur in it."""
+    errors: list[str] = []
     p = sync_api.sync_playwright().start()
     browser = p.chromium.launch(executable_path=BROWSER, args=BROWSER_FLAGS)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(page_file.as_uri())
-    return p, browser, page
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(page_file.as_uri())
+        yield page
+    finally:
+        browser.close()
+        p.stop()
+    assert errors == []
 
 
 def _shot(page, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
@@ -163,9 +172,7 @@ def test_a_pair_shows_its_prompt_and_both_sides_in_chromium(scored: Path, tmp_pa
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
     write_report(scored, tmp_path / "r.html")
     prefs = pq.read_table(scored / "data" / "preferences").to_pylist()
-    errors: list[str] = []
-    p, browser, page = _open(sync_api, tmp_path / "r.html", errors)
-    try:
+    with _opened(sync_api, tmp_path / "r.html") as page:
         rows = page.locator(".pair-row")
         assert rows.count() == min(15, len(prefs))  # a page of pairs
         assert f"{len(prefs)} of {len(prefs)} pairs" in page.locator("#pair-page-info").inner_text()
@@ -184,10 +191,6 @@ def test_a_pair_shows_its_prompt_and_both_sides_in_chromium(scored: Path, tmp_pa
         )  # side by side
         page.fill("#pair-search", want["session_id"])
         assert rows.count() == min(15, sum(x["session_id"] == want["session_id"] for x in prefs))
-    finally:
-        browser.close()
-        p.stop()
-    assert errors == []
 
 
 @pytest.mark.browser
@@ -210,9 +213,7 @@ def test_each_branch_of_a_fork_shows_its_best_score_in_chromium(
 
     forked = [k for ks in children.values() if len(ks) > 1 for k in ks]
     want = {str(k): f"best {best(k):.2f}" if best(k) is not None else "unscored" for k in forked}
-    errors: list[str] = []
-    p, browser, page = _open(sync_api, tmp_path / "r.html", errors)
-    try:
+    with _opened(sync_api, tmp_path / "r.html") as page:
         page.locator(f'.session-row[data-session="{i}"]').click()
         labels = page.locator("#tree .branch-score")
         got = {
@@ -220,10 +221,6 @@ def test_each_branch_of_a_fork_shows_its_best_score_in_chromium(
             for j in range(labels.count())
         }
         assert got == want
-    finally:
-        browser.close()
-        p.stop()
-    assert errors == []
 
 
 @pytest.mark.browser
@@ -238,9 +235,7 @@ def test_report_screenshots(store: str, claude: Path, scored: Path, tmp_path: Pa
     write_report(folder, tmp_path / "r.html")
     i = max(range(len(data["sessions"])), key=lambda j: (data["sessions"][j]["forks"], -j))
     sid = data["sessions"][i]["id"]
-    errors: list[str] = []
-    p, browser, page = _open(sync_api, tmp_path / "r.html", errors)
-    try:
+    with _opened(sync_api, tmp_path / "r.html") as page:
         page.fill("#search", sid)  # both lists searched for the session drawn: a shorter picture
         page.fill("#pair-search", sid)
         page.locator(f'.session-row[data-session="{i}"]').click()
@@ -248,7 +243,3 @@ def test_report_screenshots(store: str, claude: Path, scored: Path, tmp_path: Pa
         page.locator(".pair-row").first.click()
         assert page.locator("#pair-view").is_visible()
         _shot(page, tmp_path, f"report-{store}.png")
-    finally:
-        browser.close()
-        p.stop()
-    assert errors == []
