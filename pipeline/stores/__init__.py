@@ -144,9 +144,9 @@ def store_kinds(stores: Iterable[Path], kind: str = "auto") -> list[str]:
 def _regular_only(unit: Unit) -> Unit | None:
     """``unit`` without the named pipes, sockets and devices its reader found (they are
     listed as skipped: ``skipped_paths``); None when nothing else is left of it."""
-    if not any(special_kind(f) for f in unit.files):
-        return unit
     files = tuple(f for f in unit.files if not special_kind(f))
+    if len(files) == len(unit.files):
+        return unit
     return replace(unit, files=files) if files else None
 
 
@@ -235,9 +235,8 @@ def load_unit(unit: Unit) -> Loaded:
     with numbers.noting() as notes:
         loaded = reader_for(unit.kind).load(unit)
     last = next((s for s in reversed(loaded) if isinstance(s, Session)), None)
-    if notes and last is not None:
-        last.issues = [*last.issues, *notes]
-        last.counts = {**last.counts, numbers.COUNT: last.counts.get(numbers.COUNT, 0) + len(notes)}
+    if last is not None:
+        last.issues, last.counts = numbers.merged(last.issues, last.counts, notes)
     return loaded
 
 

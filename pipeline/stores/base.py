@@ -294,10 +294,7 @@ def converted_session(
     """A converting reader's session: the header and every entry validated, entries numbered
     as the lines of its Agent Session Format text; a converter that produced something invalid
     is a ``conversion`` error of that session."""
-    noted = numbers.taken()
-    if noted:
-        issues = [*issues, *noted]
-        counts = {**counts, numbers.COUNT: counts.get(numbers.COUNT, 0) + len(noted)}
+    issues, counts = numbers.merged(issues, counts, numbers.taken())
     try:
         entries = [Entry(raw, validate_entry(raw), i + 2, i) for i, raw in enumerate(raws)]
         return Session(

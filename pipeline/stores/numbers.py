@@ -66,17 +66,13 @@ def counts(
     return None if any(n is None for n in got) else [n for n in got if n is not None]
 
 
-def finite(value: JSON, field: str, source: str, line: int | None) -> float | None:
-    """``value`` as a finite number (a score, seconds); None when missing, None (noted)
-    when it is no finite number."""
-    if value is None:
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        number = float(value) if abs(value) < 2**1023 else math.inf
-        if math.isfinite(number):
-            return number
-    note(value, field, source, line, "a finite number")
-    return None
+def merged(
+    issues: list[Issue], counts: dict[str, int], notes: list[Issue]
+) -> tuple[list[Issue], dict[str, int]]:
+    """A session's ``issues`` and ``counts`` with ``notes`` added (error rows, and ``COUNT``)."""
+    if not notes:
+        return issues, counts
+    return [*issues, *notes], {**counts, COUNT: counts.get(COUNT, 0) + len(notes)}
 
 
 @contextmanager

@@ -31,7 +31,7 @@ from trajset.schemas.timestamps import RFC3339_RE
 
 from ..errors import SessionReadError
 from .base import Loaded, Reader, Unit, UnitOptions, converted_session
-from .numbers import count, counts, usage
+from .numbers import INT64, count, counts, usage
 from .regular import open_input, read_text
 
 JSON = Any
@@ -263,7 +263,7 @@ def _entries(
 def _seq(e: JSON) -> int:
     """An entry's ``seq`` for ordering: one that is no count sorts first (``_gaps`` says so)."""
     v = e.get("seq")
-    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 else 0
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < INT64 else 0
 
 
 def _gaps(sid: str, entries: list[tuple[int, JSON]]) -> list[Issue]:
@@ -283,8 +283,8 @@ def _gaps(sid: str, entries: list[tuple[int, JSON]]) -> list[Issue]:
 def convert_session(export: Export, info: JSON, children: list[str]) -> Session:
     sid = str(info.get("id") or "")
     created = str(info.get("created_at") or "")
-    c = Chain(sid, created if RFC3339_RE.match(created) else "1970-01-01T00:00:00Z")
-    c.traces = str(export.folder / "trace_events.jsonl")
+    ts = created if RFC3339_RE.match(created) else "1970-01-01T00:00:00Z"
+    c = Chain(sid, ts, traces=str(export.folder / "trace_events.jsonl"))
     entries = export.entries.get(sid, [])
     meta = export.meta.get(sid, {})
     requests = {str(r.get("turn_id")): r for r in meta.get("requests") or [] if isinstance(r, dict)}

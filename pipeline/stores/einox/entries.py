@@ -23,11 +23,13 @@ class Entries:
     clock: int = 0  # last time used (ms); events without ts take it
 
     def add(self, entry_type: str, ts: int | None, /, **body: JSON) -> str:
-        for value in (self.clock, ts):  # a time no entry can carry is noted, not used
-            if value is not None and not 0 <= value <= MAX_MS:
-                note(value, f"{entry_type} time (ms)", "", None, "a time in years 1970 to 9999")
-        ok = [t for t in (self.clock, ts) if t is not None and 0 <= t <= MAX_MS]
-        self.clock = max(ok, default=0)
+        usable = [0]
+        for t in (self.clock, ts):  # a time no entry can carry is noted, not used
+            if t is not None and 0 <= t <= MAX_MS:
+                usable.append(t)
+            elif t is not None:
+                note(t, f"{entry_type} time (ms)", "", None, "a time in years 1970 to 9999")
+        self.clock = max(usable)
         eid = f"{self.sid}-{len(self.raws) + 1:04d}"
         parent = self.raws[-1]["id"] if self.raws else None
         raw = {"type": entry_type, "id": eid, "parent": parent, "ts": ms_to_rfc3339(self.clock)}
