@@ -17,6 +17,8 @@ from typing import Any
 from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
 
+from .. import numbers
+from ..numbers import counts
 from ..regular import read_text
 from . import outcomes, texts
 from .compaction import Compaction
@@ -36,10 +38,6 @@ CARRIED = frozenset(
         "plan_request", "plan_decision", "plan_timeout",
     }
 )  # fmt: skip
-USAGE_ZERO = {
-    "input_tokens_details": {"cached_tokens": 0},
-    "output_tokens_details": {"reasoning_tokens": 0},
-}
 
 
 @dataclass
@@ -203,13 +201,11 @@ class Converter:
         body["status"] = "completed" if items else "failed"
         if usage is not None and isinstance(usage.data, dict):
             d = usage.data
-            pt, ct = int(d.get("prompt_tokens") or 0), int(d.get("completion_tokens") or 0)
-            body["usage"] = {
-                "input_tokens": pt,
-                "output_tokens": ct,
-                "total_tokens": int(d.get("total_tokens") or pt + ct),
-                **USAGE_ZERO,
-            }
+            keys = ("prompt_tokens", "completion_tokens", "total_tokens")
+            where = f"events[id={usage.id}].data"
+            if (got := counts(d, keys, where, str(self.record.path), None)) is not None:
+                pt, ct, total = got
+                body["usage"] = {**numbers.usage(pt, ct), "total_tokens": total or pt + ct}
             body["einox:usage"] = d
         self.out.add("response", ts, **body, **mark)
         for cid, target in call_ids.items():
