@@ -53,6 +53,7 @@ class Converter:
 
     def __init__(self, tree: Tree) -> None:
         self.tree = tree
+        self.paths = {pl.rollout.rollout: pl.rollout.path for pl in tree.placed}
         self.raws: list[dict[str, JSON]] = []
         self.counts: Counter[str] = Counter()
         self.current = ""  # the entry the thread's current leaf is
@@ -246,7 +247,7 @@ def _compacted(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
 def _token_count(c: Converter, s: State, line: Line) -> None:
     info = line.payload.get("info")
     total = info.get("total_token_usage") if isinstance(info, dict) else None
-    use = usage(info)
+    use = usage(info, c.paths[line.rollout], line.n)
     if use is None:
         c.counts["token_counts_without_usage"] += 1
         return

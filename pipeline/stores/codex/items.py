@@ -17,6 +17,8 @@ from typing import Any
 from trajset.schemas.entries import TOOL_EXIT_CODE, TOOL_FAILED
 
 from ...jsonio import dumps_compact
+from .. import numbers
+from ..numbers import counts
 
 JSON = Any
 _EXIT = re.compile(r"^Process exited with code (-?\d+)\s*$", re.MULTILINE)
@@ -112,24 +114,21 @@ def _exit_code(payload: dict[str, JSON], text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def usage(info: JSON) -> dict[str, JSON] | None:
-    """A model call's usage from a ``token_count`` event's ``last_token_usage``."""
+def usage(info: JSON, source: str, line: int) -> dict[str, JSON] | None:
+    """A model call's usage from a ``token_count`` event's ``last_token_usage`` (None when it
+    has none, or a count there is out of range: noted)."""
     last = info.get("last_token_usage") if isinstance(info, dict) else None
     if not isinstance(last, dict):
         return None
-
-    def count(name: str) -> int:
-        v = last.get(name)
-        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
-
-    inp, out = count("input_tokens"), count("output_tokens")
-    return {
-        "input_tokens": inp,
-        "output_tokens": out,
-        "total_tokens": count("total_tokens") or inp + out,
-        "input_tokens_details": {"cached_tokens": count("cached_input_tokens")},
-        "output_tokens_details": {"reasoning_tokens": count("reasoning_output_tokens")},
-    }
+    keys = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_output_tokens",
+            "total_tokens")  # fmt: skip
+    got = counts(last, keys, "payload.info.last_token_usage", source, line)
+    if got is None:
+        return None
+    inp, out, cached, reasoning, total = got
+    use = numbers.usage(inp, out, cached, reasoning)
+    use["total_tokens"] = total or use["total_tokens"]
+    return use
 
 
 def text_message(role: str, text: str, images: JSON = None) -> dict[str, JSON]:

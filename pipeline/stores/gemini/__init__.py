@@ -139,7 +139,7 @@ def _spawns(chats: list[Chat], ids: set[str]) -> dict[str, str]:
 
 def _session(chat: Chat, ids: set[str], spawned: dict[str, str], cwd: str) -> Session:
     r = replay(chat.records)
-    c = convert(r, {sid: sid for sid in ids if sid != chat.session_id})
+    c = convert(r, {sid: sid for sid in ids if sid != chat.session_id}, chat.path)
     raws = c.raws
     current = c.tail.get(r.tail or "", "")
     if current and current != raws[-1]["id"]:

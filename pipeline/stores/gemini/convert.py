@@ -24,6 +24,8 @@ from trajset.schemas.openresponses import text_message
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ...jsonio import dumps_compact
+from .. import numbers
+from ..numbers import counts
 from .replay import Message, Node, Replay, is_context, is_tool_response, text_of
 
 JSON = Any
@@ -33,8 +35,9 @@ ROOT = "config"
 class Converter:
     """The entries of one replayed chat; ``tail`` maps a node to its last entry."""
 
-    def __init__(self, replay: Replay, children: dict[str, str]) -> None:
+    def __init__(self, replay: Replay, children: dict[str, str], source: str) -> None:
         self.replay = replay
+        self.source = source  # the chat file (for the problems noted)
         self.children = children  # agentId -> child session id present in the unit
         self.raws: list[dict[str, JSON]] = []
         self.tail: dict[str, str] = {}
@@ -178,35 +181,28 @@ class Converter:
         if rec.get("model"):
             body["model"] = str(rec["model"])
         tokens = rec.get("tokens")
-        if isinstance(tokens, dict) and any(
-            _count(tokens, k) for k in ("input", "output", "thoughts", "tool")
-        ):
-            inp, out, thoughts = (
-                _count(tokens, "input"),
-                _count(tokens, "output"),
-                _count(tokens, "thoughts"),
-            )
-            body["usage"] = {
-                "input_tokens": inp, "output_tokens": out + thoughts,
-                "total_tokens": inp + out + thoughts,
-                "input_tokens_details": {"cached_tokens": _count(tokens, "cached")},
-                "output_tokens_details": {"reasoning_tokens": thoughts},
-            }  # fmt: skip
-            if _count(tokens, "tool"):
-                body["gemini:toolUsePromptTokens"] = _count(tokens, "tool")
-            for k, name in (
-                ("input", "input_tokens"),
-                ("output", "output_tokens"),
-                ("cached", "cached_tokens"),
-                ("thoughts", "reasoning_tokens"),
-            ):
-                self.counts[f"usage/{name}"] += _count(tokens, k)
+        got = self.tokens(tokens, m) if isinstance(tokens, dict) else None
+        if got is not None and any(got[k] for k in ("input", "output", "thoughts", "tool")):
+            inp, out, thoughts, cached = got["input"], got["output"], got["thoughts"], got["cached"]
+            body["usage"] = numbers.usage(inp, out + thoughts, cached, thoughts)
+            if got["tool"]:
+                body["gemini:toolUsePromptTokens"] = got["tool"]
+            for k, name in (("input", "input_tokens"), ("output", "output_tokens"),
+                            ("cached", "cached_tokens"), ("thoughts", "reasoning_tokens")):  # fmt: skip
+                self.counts[f"usage/{name}"] += got[k]
         elif tokens is not None:
             self.counts["responses_with_unknown_usage"] += 1
         self.counts["responses"] += 1
         if m.copies > 1:
             body["gemini:copies"] = m.copies
         return body
+
+    def tokens(self, tokens: dict[str, JSON], m: Message) -> dict[str, int] | None:
+        """A record's token counts by key (a missing one 0); None when one is out of range
+        (noted with the record's file and line)."""
+        keys = ("input", "output", "thoughts", "cached", "tool")
+        got = counts(tokens, keys, "tokens", self.source, m.line or None)
+        return None if got is None else dict(zip(keys, got, strict=True))
 
     def output(self, m: Message, cid: str, call: dict[str, JSON], parent: str) -> str:
         result = call.get("result")
@@ -252,11 +248,6 @@ class Converter:
             config={"model": self.model} if self.model else {},
             **{"gemini:summary_id": summary.get("id"), "gemini:dropped": n.body["dropped"]},
         )  # fmt: skip
-
-
-def _count(tokens: dict[str, JSON], key: str) -> int:
-    v = tokens.get(key)
-    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
 
 
 def _thought(t: dict[str, JSON]) -> str:
@@ -327,9 +318,9 @@ def user_parts(content: JSON) -> list[dict[str, JSON]]:
     return out
 
 
-def convert(replay: Replay, children: dict[str, str]) -> Converter:
+def convert(replay: Replay, children: dict[str, str], source: str) -> Converter:
     """Every node's entries after a root config (its model: the chat's first model's)."""
-    c = Converter(replay, children)
+    c = Converter(replay, children, source)
     first = next(
         (m.record.get("model") for m in replay.messages.values() if m.record.get("model")), None
     )

@@ -196,7 +196,9 @@ class Converter:
         }
         if st.tokens:
             body["tokens_before"] = st.tokens
-        u = usage(finish.get("tokens") if finish else m.info.get("tokens"))
+        u = usage(
+            finish.get("tokens") if finish else m.info.get("tokens"), f"message {m.id} tokens"
+        )
         if u is not None:
             body["usage"] = u
         req = self.requests.get(m.id)
@@ -282,9 +284,10 @@ class Converter:
             body["model"] = model_of(m.info)
         has_finish = any(p.get("type") == "step-finish" for p in m.parts)
         tokens = finish.get("tokens") if finish else None if has_finish else m.info.get("tokens")
-        if (u := usage(tokens)) is not None:
+        where = f"message {m.id} step {rid} tokens"
+        if (u := usage(tokens, where)) is not None:
             body["usage"] = u
-            st.tokens = tokens_total(tokens)
+            st.tokens = tokens_total(tokens, u, where)
         if finish is None:
             body |= {"status": "incomplete", "incomplete": {"reason": "interrupted"}}
         elif finish.get("reason") == "length":

@@ -15,6 +15,8 @@ from typing import Any
 from trajset.schemas.entries import TOOL_EXIT_CODE, TOOL_FAILED
 
 from ...jsonio import dumps_compact
+from .. import numbers
+from ..numbers import count, counts
 from .records import obj
 
 JSON = Any
@@ -28,25 +30,27 @@ def _n(v: JSON) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
 
 
-def usage(tokens: JSON) -> dict[str, JSON] | None:
-    """OpenResponses usage of a step's ``tokens``: input excludes the cache there, so prompt
-    tokens are input + cache read + cache write; cached = cache read."""
+def usage(tokens: JSON, where: str) -> dict[str, JSON] | None:
+    """OpenResponses usage of a step's ``tokens`` (``where``: which message's, for a count out
+    of range): input excludes the cache there, so prompt tokens are input + cache read + cache
+    write; cached = cache read."""
     if not isinstance(tokens, dict):
         return None
-    cache = obj(tokens.get("cache"))
-    prompt = _n(tokens.get("input")) + _n(cache.get("read")) + _n(cache.get("write"))
-    out = _n(tokens.get("output"))
-    return {"input_tokens": prompt, "output_tokens": out, "total_tokens": prompt + out,
-            "input_tokens_details": {"cached_tokens": _n(cache.get("read"))},
-            "output_tokens_details": {"reasoning_tokens": _n(tokens.get("reasoning"))}}  # fmt: skip
+    flat = {k: v for k, v in tokens.items() if k != "cache"}
+    flat |= {f"cache.{k}": v for k, v in obj(tokens.get("cache")).items()}
+    keys = ("input", "cache.read", "cache.write", "output", "reasoning")
+    got = counts(flat, keys, where, "", None)
+    if got is None:
+        return None
+    inp, read, write, out, reasoning = got
+    return numbers.usage(inp + read + write, out, read, reasoning)
 
 
-def tokens_total(tokens: JSON) -> int:
-    """All tokens of a step: its ``total`` when OpenCode computed one, else the sum."""
-    if not isinstance(tokens, dict):
-        return 0
-    u = usage(tokens) or {}
-    return _n(tokens.get("total")) or int(u.get("total_tokens") or 0)
+def tokens_total(tokens: JSON, u: dict[str, JSON], where: str) -> int:
+    """All tokens of a step: its ``total`` when OpenCode computed one, else the sum of its
+    usage ``u``."""
+    total = count(tokens.get("total"), f"{where}.total", "", None)
+    return total or int(u["total_tokens"])
 
 
 def child_of(part: dict[str, JSON], children: dict[str, tuple[int, str]]) -> str:

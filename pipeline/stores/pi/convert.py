@@ -18,6 +18,9 @@ from typing import Any
 from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
 
+from .. import numbers
+from ..numbers import count, counts
+
 JSON = Any
 ROOT = "config"
 BRANCH_PREFIX = (
@@ -49,18 +52,16 @@ def parts(content: JSON) -> list[dict[str, JSON]]:
     return out
 
 
-def usage(u: JSON) -> dict[str, JSON] | None:
+def usage(u: JSON, at: tuple[str, int | None], where: str) -> dict[str, JSON] | None:
+    """A Pi ``usage`` (``where`` in the entry at ``at``: file, line) as Open Responses usage;
+    None when it is none, or a count in it is out of range (noted)."""
     if not isinstance(u, dict):
         return None
-
-    def n(k: str) -> int:
-        v = u.get(k)
-        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
-
-    inp = n("input") + n("cacheRead") + n("cacheWrite")
-    return {"input_tokens": inp, "output_tokens": n("output"), "total_tokens": inp + n("output"),
-            "input_tokens_details": {"cached_tokens": n("cacheRead")},
-            "output_tokens_details": {"reasoning_tokens": 0}}  # fmt: skip
+    got = counts(u, ("input", "cacheRead", "cacheWrite", "output"), where, *at)
+    if got is None:
+        return None
+    fresh, read, write, out = got
+    return numbers.usage(fresh + read + write, out, read)
 
 
 class Converter:
@@ -73,6 +74,7 @@ class Converter:
         self.counts: Counter[str] = Counter()
         self.order = {e["id"]: i for i, e in enumerate(entries)}
         self.by_id = {e["id"]: e for e in entries}
+        self.at: tuple[str, int | None] = ("", None)  # the file and line of the entry read
 
     def add(self, eid: str, parent: str, entry_type: str, ts: str, **body: JSON) -> str:
         self.raws.append({"type": entry_type, "id": eid, "parent": parent, "ts": ts, **body})
@@ -82,6 +84,7 @@ class Converter:
         e = dict(e)
         e.pop("pi:prev", None)
         file = e.pop("pi:file", None)
+        self.at = e.pop("pi:at", ("", None))
         kind, eid, ts = str(e.get("type") or ""), e["id"], str(e.get("timestamp") or "")
         parent = self.tail.get(str(e.get("parentId")), ROOT) if e.get("parentId") else ROOT
         extra = {"pi:relinked_from": e["pi:relinked_from"]} if "pi:relinked_from" in e else {}
@@ -197,7 +200,7 @@ class Converter:
                 self.counts["tool_calls"] += 1
             else:
                 piece({"type": f"pi:{kind}", "block": b})
-        body = _response(eid, m)
+        body = _response(eid, m, self.at)
         self.counts["responses"] += 1
         return self.add(
             eid if n == 0 else f"{eid}:response",
@@ -209,13 +212,13 @@ class Converter:
         )
 
 
-def _response(eid: str, m: JSON) -> dict[str, JSON]:
+def _response(eid: str, m: JSON, at: tuple[str, int | None]) -> dict[str, JSON]:
     """The ``response`` of an assistant message: status from its stop reason, usage, cost."""
     stop = str(m.get("stopReason") or "stop")
     body: dict[str, JSON] = {"response_id": eid, "status": STATUS.get(stop, "completed")}
     if m.get("model"):
         body["model"] = str(m["model"])
-    if (u := usage(m.get("usage"))) is not None:
+    if (u := usage(m.get("usage"), at, "message.usage")) is not None:
         body["usage"] = u
     if stop == "aborted":
         body["incomplete"] = {"reason": "aborted"}
@@ -271,9 +274,9 @@ def _compaction(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str
         ),
         "config": {},
     }
-    if isinstance(e.get("tokensBefore"), int) and e["tokensBefore"] > 0:
-        body["tokens_before"] = e["tokensBefore"]
-    if (u := usage(e.get("usage"))) is not None:
+    if before := count(e.get("tokensBefore"), "tokensBefore", *c.at):
+        body["tokens_before"] = before
+    if (u := usage(e.get("usage"), c.at, "usage")) is not None:
         body["usage"] = u
     body |= {
         f"pi:{k}": e[k]
@@ -301,7 +304,7 @@ def _branch_summary(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) ->
     )
     body: dict[str, JSON] = {"from": c.tail.get(str(source), str(source)),
                              "summary": text_message("user", BRANCH_PREFIX + str(e.get("summary") or "") + "\n</summary>")}  # fmt: skip
-    if (u := usage(e.get("usage"))) is not None:
+    if (u := usage(e.get("usage"), c.at, "usage")) is not None:
         body["usage"] = u
     body |= {
         f"pi:{k2}": e[k]

@@ -95,7 +95,7 @@ def _merge(tree: Tree) -> Tree:
                     str(e.get("timestamp") or ""),
                     rank,
                     line,
-                    {**e, "pi:file": Path(f.path).name, "pi:prev": prev},
+                    {**e, "pi:file": Path(f.path).name, "pi:prev": prev, "pi:at": (f.path, line)},
                 )
             )
             prev = eid
