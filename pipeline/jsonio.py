@@ -56,11 +56,16 @@ def depth(value: JSON) -> int:
     return deepest
 
 
-def loads_strict(text: str | bytes) -> JSON:
+def loads_strict(text: str | bytes, *, finite: bool = True) -> JSON:
     """Parse JSON strictly: no NaN/Infinity nor numbers beyond a double (as the reference's
-    decoder), at most ``MAX_DEPTH`` levels; lone surrogates -> U+FFFD."""
+    decoder; with ``finite=False`` they read as floats, for a reader that reports them as a
+    field's problem), at most ``MAX_DEPTH`` levels; lone surrogates -> U+FFFD."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+        value = (
+            json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+            if finite
+            else json.loads(text)
+        )
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
     if isinstance(value, dict | list) and _openers(text) > MAX_DEPTH and depth(value) > MAX_DEPTH:

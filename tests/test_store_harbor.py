@@ -99,7 +99,7 @@ def test_under_score_no_pair_prefers_a_lower_reward(tmp_path: Path) -> None:
         assert r is None or c > r or (c == r and p["policy"] == "latest"), p["pair_id"]
 
 
-def _trial(job: Path, src: str, name: str, reward: float, started: str) -> None:
+def _trial(job: Path, src: str, name: str, reward: object, started: str) -> None:
     dest = shutil.copytree(CLAUDE / src, job / name)
     res = json.loads((dest / "result.json").read_text())
     res |= {"trial_name": name, "id": name, "started_at": started}
@@ -119,6 +119,22 @@ def test_a_tie_at_the_top_prefers_a_tied_trial_never_the_lower_one(tmp_path: Pat
     [best] = [t for t in trajs if t["is_preferred"]]
     assert best["outcome_score"] == 1.0
     assert pairs and all(p["chosen_score"] >= p["rejected_score"] for p in pairs)
+
+
+@pytest.mark.parametrize("reward", [float("nan"), float("inf"), "high"])
+def test_a_reward_that_is_no_finite_number_is_a_field_problem(
+    reward: object, tmp_path: Path
+) -> None:
+    """A reward Harbor would not have written (``NaN``, ``Infinity``, a string) was left out
+    silently; now it is an ``out_of_range`` row, and the trial exports ungraded."""
+    job = tmp_path / "jobs" / "odd"
+    job.mkdir(parents=True)
+    _trial(job, "word-freq__J8kd2Lm", "word-freq__a", reward, "2026-01-20T08:00:00Z")
+    trajs, _, _, run = _export(job, tmp_path / "out")
+    [row] = [e for e in run.errors if e.kind == "out_of_range"]
+    assert row.source.endswith("word-freq__a/result.json")
+    assert f"verifier_result.rewards.reward: {reward!r} is not a finite score" in row.message
+    assert trajs and all(t["outcome_score"] is None for t in trajs)
 
 
 def test_a_truncated_trajectory_is_one_error_row_and_the_others_export(tmp_path: Path) -> None:

@@ -145,7 +145,7 @@ def _group(job: Job, key: tuple[str, str, str, str], trials: list[Trial], source
     for t in trials:
         for sid, file, doc in subagent_docs(job, t):
             try:
-                sub_head, sub_raws = subagent(job, head["id"], sid, doc, raws[0]["ts"])
+                sub_head, sub_raws = subagent(job, head["id"], sid, doc, raws[0]["ts"], file)
                 out.append(converted_session(sub_head, sub_raws, file, "harbor", [], {}))
             except SessionReadError as exc:
                 out.append(exc)

@@ -20,6 +20,8 @@ from trajset.schemas.timestamps import RFC3339_RE
 
 from ...atif.items import CallIds, step_items
 from ...jsonio import dumps_compact
+from .. import numbers
+from ..numbers import counts
 
 JSON = Any
 #: step members that have an equivalent in the entries; the rest go in ``harbor:step``
@@ -57,19 +59,16 @@ def said_key(step: JSON) -> str:
     )
 
 
-def usage(metrics: JSON) -> dict[str, JSON] | None:
-    """ATIF metrics as Open Responses usage (``prompt_tokens`` includes the cached ones)."""
+def usage(metrics: JSON, source: str, where: str) -> dict[str, JSON] | None:
+    """ATIF metrics as Open Responses usage (``prompt_tokens`` includes the cached ones);
+    None when there are none, or a count there is out of range (noted)."""
     if not isinstance(metrics, dict) or not any(k in metrics for k in USAGE):
         return None
-
-    def n(key: str) -> int:
-        v = metrics.get(key)
-        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
-
-    inp, out = n("prompt_tokens"), n("completion_tokens")
-    return {"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out,
-            "input_tokens_details": {"cached_tokens": n("cached_tokens")},
-            "output_tokens_details": {"reasoning_tokens": 0}}  # fmt: skip
+    got = counts(metrics, USAGE, where, source, None)
+    if got is None:
+        return None
+    inp, out, cached = got
+    return numbers.usage(inp, out, cached)
 
 
 def _result_notes(notes: dict[str, JSON]) -> dict[str, JSON]:
@@ -103,11 +102,17 @@ def _item_body(item: JSON, notes: dict[str, JSON], ts: str, call: JSON) -> dict[
 
 
 def convert(
-    step: JSON, ids: CallIds, ts: str, model: str, session_of: SessionOf, copied: bool = False
+    step: JSON,
+    ids: CallIds,
+    ts: str,
+    model: str,
+    session_of: SessionOf,
+    copied: bool = False,
+    source: str = "",
 ) -> Step:
     """One step as entry bodies: its items (an agent step's output owned by a ``response``
     carrying the step's usage, its results after it), then its subsession links.
-    ``copied`` marks a subagent's copied context."""
+    ``copied`` marks a subagent's copied context; ``source`` is the document's file."""
     sid = step.get("step_id")
     out = Step(f"s{sid}" if isinstance(sid, int) else "s", step_key(step))
     agent = step.get("source") == "agent"
@@ -123,7 +128,7 @@ def convert(
         else:
             out.bodies.append(body)
     if agent:
-        out.bodies = [*said, _response(step, f"step-{sid}", ts, model), *out.bodies]
+        out.bodies = [*said, _response(step, f"step-{sid}", ts, model, source), *out.bodies]
     if (boundary := _boundary(step)) is not None:
         out.bodies = [boundary | {"ts": ts}]
     elif not agent and isinstance(step.get("metrics"), dict) and out.bodies:
@@ -143,7 +148,7 @@ def convert(
     return out
 
 
-def _response(step: JSON, rid: str, ts: str, model: str) -> dict[str, JSON]:
+def _response(step: JSON, rid: str, ts: str, model: str, source: str) -> dict[str, JSON]:
     body: dict[str, JSON] = {
         "type": "response",
         "ts": ts,
@@ -154,7 +159,7 @@ def _response(step: JSON, rid: str, ts: str, model: str) -> dict[str, JSON]:
     if isinstance(name, str) and name:
         body["model"] = name
     metrics = step.get("metrics")
-    if (u := usage(metrics)) is not None:
+    if (u := usage(metrics, source, f"step {step.get('step_id')} metrics")) is not None:
         body["usage"] = u
     if isinstance(metrics, dict) and (rest := {k: v for k, v in metrics.items() if k not in USAGE}):
         body["harbor:metrics"] = rest

@@ -239,7 +239,7 @@ def header(job: Job, key: tuple[str, str, str, str], trials: list[Trial]) -> dic
 
 
 def subagent(
-    job: Job, tree_id: str, sid: str, doc: JSON, ts: str
+    job: Job, tree_id: str, sid: str, doc: JSON, ts: str, file: str
 ) -> tuple[dict[str, JSON], list[JSON]]:
     """A subagent document as its own session (header, entries): linear, its copied-context
     steps marked ``harbor:copied_context``, its usage its own."""
@@ -256,9 +256,8 @@ def subagent(
     for step in doc["steps"]:
         if isinstance(step, dict):
             ts = step_mod.timestamp(step, ts)
-            s = step_mod.convert(
-                step, ids, ts, model, lambda _ref: "", bool(step.get("is_copied_context"))
-            )
+            copied = bool(step.get("is_copied_context"))
+            s = step_mod.convert(step, ids, ts, model, lambda _ref: "", copied, file)
             parent = b.emit(s, parent, "sub")
     head = {"type": "session", "format": "agentsession/0.2", "id": sid, "created_at": b.raws[0]["ts"],
             "payload": PAYLOAD, "harness": harness, "parent_session": tree_id}  # fmt: skip

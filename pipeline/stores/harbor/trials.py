@@ -17,6 +17,7 @@ from typing import Any
 
 from ...errors import SessionReadError
 from ...jsonio import loads_strict
+from .. import numbers
 from ..base import read_input
 from ..regular import read_bytes
 
@@ -34,7 +35,7 @@ def read_json(path: Path, what: str) -> JSON:
     it ends early, as a dump cut short by a full disk or a kill leaves it)."""
     data = read_input(path)
     try:
-        return loads_strict(data.decode("utf-8"))
+        return loads_strict(data.decode("utf-8"), finite=False)
     except UnicodeDecodeError:
         raise SessionReadError(
             f"{what} is not UTF-8 text", rule="format", source=str(path)
@@ -121,35 +122,56 @@ class Trial:
 def _rewards(trial: Path, result: dict[str, JSON] | None) -> Rewards | None:
     """``verifier_result.rewards`` of the result; ``reward.json`` over ``reward.txt`` (spec §4,
     read as Harbor's verifier reads them) only for a result without ``verifier_result``.  A
-    trial without a result has none: a reward file an agent wrote itself is not a grade."""
+    trial without a result has none: a reward file an agent wrote itself is not a grade.  A
+    reward that is no finite number is noted (``numbers``), the others kept."""
     if result is None:
         return None
     got = (result.get("verifier_result") or {}).get("rewards")
     if isinstance(got, dict):
-        return Rewards(_numbers(got), str(trial / "result.json")) if got else None
+        source = str(trial / "result.json")
+        return Rewards(_numbers(got, source, "verifier_result.rewards"), source) if got else None
     if "verifier_result" in result:
         return None  # never graded, or the verifier failed: reward files were not taken
     as_json, as_text = trial / "verifier" / "reward.json", trial / "verifier" / "reward.txt"
     if as_json.is_file():
         value = read_json(as_json, "reward.json")
-        if isinstance(value, dict) and (numbers := _numbers(value)):
-            return Rewards(numbers, str(as_json))
+        if isinstance(value, dict) and (found := _numbers(value, str(as_json), "rewards")):
+            return Rewards(found, str(as_json))
         return None
     if as_text.is_file():
         try:
-            value = float(read_input(as_text).decode("utf-8").strip())
-        except (UnicodeDecodeError, ValueError):
+            text = read_input(as_text).decode("utf-8").strip()
+        except UnicodeDecodeError:
+            text = "(not UTF-8)"
+        value = _finite(text)
+        if value is None:
+            numbers.note(text, "reward", str(as_text), 1, "a finite score")
             return None
-        return Rewards({"reward": value}, str(as_text)) if math.isfinite(value) else None
+        return Rewards({"reward": value}, str(as_text))
     return None
 
 
-def _numbers(rewards: dict[str, JSON]) -> dict[str, float]:
-    return {
-        str(k): float(v)
-        for k, v in rewards.items()
-        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-    }
+def _finite(value: JSON) -> float | None:
+    """``value`` (a number, or the text of one) as a finite float, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        got = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return got if math.isfinite(got) else None
+
+
+def _numbers(rewards: dict[str, JSON], source: str, where: str) -> dict[str, float]:
+    """The rewards that are finite numbers; each other one is noted."""
+    out: dict[str, float] = {}
+    for k, v in rewards.items():
+        got = None if isinstance(v, str) else _finite(v)
+        if got is None:
+            numbers.note(v, f"{where}.{k}", source, None, "a finite score")
+        else:
+            out[str(k)] = got
+    return out
 
 
 def _subagent_paths(doc: dict[str, JSON]) -> list[str]:
