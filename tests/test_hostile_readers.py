@@ -96,32 +96,57 @@ def test_a_named_pipe_for_an_einox_session_is_skipped_with_its_reason(tmp_path: 
     assert skip["reason"] == "a named pipe (FIFO); not read"
 
 
-@pytest.mark.parametrize("kind", ["claude-code", "suga"])
-def test_a_token_count_of_1e400_is_a_field_problem_and_the_session_exports(
+#: per converting reader: (its fixture, the files that hold usage, a token count's key)
+USAGE = {
+    "claude-code": (0, "*.jsonl", "input_tokens"),
+    "suga": (0, "trace_events.jsonl", "input_tokens"),
+    "codex": (0, "*.jsonl", "input_tokens"),
+    "einox": (0, "session.json", "prompt_tokens"),
+    "harbor": (0, "trajectory.json", "prompt_tokens"),
+    "gemini-cli": (0, "*.jsonl", "input"),
+    "pi": (0, "*.jsonl", "input"),
+    "opencode": (1, "*.json", "input"),  # its message files (the first fixture is a database)
+}
+#: counts no 64-bit integer column holds, as written in the file, and as the error shows them
+OUT_OF_RANGE = {"1e400": "inf", "NaN": "nan", str(2**70): str(2**70), "-1": "-1", "2.5": "2.5"}
+
+
+@pytest.mark.parametrize("kind", sorted(USAGE))
+def test_a_token_count_out_of_range_is_a_field_problem_and_the_session_exports(
     kind: str, tmp_path: Path
 ) -> None:
-    """Found by hand: ``int(inf)`` failed the whole unit as an ``internal`` error.  Now each
-    such count is an error row naming file, line and field, and the sessions export."""
-    store = FIXTURES[kind][0](tmp_path / "store")
-    before = CliRunner().invoke(app, ["export", str(store), "--out", str(tmp_path / "before")])
-    assert before.exit_code == 0, before.output
-    [target] = [p for p in store.rglob("*.jsonl") if '"input_tokens":' in p.read_text()][:1]
-    text = re.sub(r'"input_tokens":\s*\d+', '"input_tokens": 1e400', target.read_text())
-    target.write_text(text)
-    lines = {n for n, line in enumerate(text.splitlines(), 1) if "1e400" in line}
-    out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["export", str(store), "--out", str(out), "-q"])
-    assert result.exit_code == 0, result.output
-    rows = pq.read_table(out / "errors.parquet").to_pylist()
-    assert not [r for r in rows if r["kind"] == "internal"], rows
-    found = [r for r in rows if r["kind"] == "out_of_range"]
-    assert found and all(r["source"].endswith(target.name) for r in found)
-    assert {r["line"] for r in found} <= lines
-    assert all("input_tokens: inf is not a count" in r["message"] for r in found)
-    counts = json.loads((out / "manifest.json").read_text())["counts"]
-    was = json.loads((tmp_path / "before" / "manifest.json").read_text())["counts"]
-    assert counts["reader/values_out_of_range"] == len(found)
-    assert counts["sessions_exported"] == was["sessions_exported"] > 0
+    """Found by hand: ``int(inf)`` failed a Claude Code, suga or einox unit as an
+    ``internal`` error, and the other readers read such a count as 0.  Now each is an error
+    row naming file (or message), line and field, written as null; the sessions export."""
+    fixture, files, key = USAGE[kind]
+    number = re.compile(rf'"{key}":\s*\d+(?![.\d])')
+    was = None
+    for n, (written, shown) in enumerate(OUT_OF_RANGE.items()):
+        store = FIXTURES[kind][fixture](tmp_path / f"store{n}")
+        if was is None:
+            before = tmp_path / "before"
+            done = CliRunner().invoke(app, ["export", str(store), "--out", str(before), "-q"])
+            assert done.exit_code == 0, done.output
+            was = json.loads((before / "manifest.json").read_text())["counts"]
+        [target] = [p for p in sorted(store.rglob(files)) if number.search(p.read_text())][:1]
+        text = number.sub(f'"{key}": {written}', target.read_text())
+        target.write_text(text)
+        out = tmp_path / f"out{n}"
+        result = CliRunner().invoke(app, ["export", str(store), "--out", str(out), "-q"])
+        assert result.exit_code == 0, result.output
+        rows = pq.read_table(out / "errors.parquet").to_pylist()
+        assert not [r for r in rows if r["kind"] == "internal"], rows
+        found = [r for r in rows if r["kind"] == "out_of_range"]
+        assert found, (written, rows)
+        for r in found:
+            assert r["source"].endswith(target.name) or target.stem in r["message"], r
+            assert f"{key}: {shown} is not a count" in r["message"], r
+        if target.suffix == ".jsonl":
+            lines = {i for i, line in enumerate(text.splitlines(), 1) if written in line}
+            assert {r["line"] for r in found} <= lines, found
+        counts = json.loads((out / "manifest.json").read_text())["counts"]
+        assert counts["reader/values_out_of_range"] == len(found)
+        assert counts["sessions_exported"] == was["sessions_exported"] > 0
 
 
 @pytest.mark.parametrize("kind", DATABASE_KINDS)
