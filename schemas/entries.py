@@ -94,8 +94,20 @@ class ItemEntry(EntryBody):
         )
 
 
+#: the members of an Open Responses usage that are token counts (the others are dropped)
+USAGE_COUNTS = (
+    ("input_tokens",),
+    ("output_tokens",),
+    ("total_tokens",),
+    ("input_tokens_details", "cached_tokens"),
+    ("output_tokens_details", "reasoning_tokens"),
+)
+
+
 def _int64_counts(v: JSON) -> JSON:
-    """Token counts must fit the tables' 64-bit integers (a value beyond is refused, not lost)."""
+    """Token counts must be integers (Open Responses usage, which the reference decodes into
+    a typed usage) that fit the tables' 64-bit columns: ``2.5`` or ``2**70`` is refused (its
+    line), not lost."""
     stack = [v]
     while stack:
         x = stack.pop()
@@ -103,6 +115,12 @@ def _int64_counts(v: JSON) -> JSON:
             stack.extend(x.values())
         elif isinstance(x, int) and not isinstance(x, bool) and not -(2**63) <= x < 2**63:
             raise ValueError("a token count is beyond a 64-bit integer")
+    for path in USAGE_COUNTS:
+        x = v
+        for key in path:
+            x = x.get(key) if isinstance(x, dict) else None
+        if x is not None and (isinstance(x, bool) or not isinstance(x, int)):
+            raise ValueError(f"token count {'.'.join(path)} is {x!r}, not an integer")
     return v
 
 

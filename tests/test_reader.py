@@ -129,3 +129,15 @@ def test_not_utf8_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(SessionReadError) as info:
         read_session(p)
     assert info.value.line == 3 and info.value.rule == "encoding"
+
+
+@pytest.mark.parametrize("count", ["2.5", "1e3", "true", '"7"', str(2**70)])
+def test_a_token_count_that_is_no_integer_is_a_bad_line(count: str) -> None:
+    """Usage counts are integers (the reference decodes a typed usage): ``2.5`` or ``1e3``
+    fails its line (a fractional count reached ATIF validation and lost the trajectory)."""
+    usage = f'{{"input_tokens":{count},"output_tokens":1,"total_tokens":3}}'
+    r1 = f'{{"type":"response","id":"r1","parent":"u1","ts":"2026-01-01T00:00:02Z","response_id":"x","status":"completed","usage":{usage}}}'
+    with pytest.raises(SessionReadError) as info:
+        read_session_text("\n".join([HEADER, C1, U1, r1, U1.replace("u1", "u2")]) + "\n")
+    assert info.value.line == 4 and info.value.rule == "bad_line"
+    assert "input_tokens" in str(info.value) or "64-bit" in str(info.value)
