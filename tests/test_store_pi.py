@@ -213,6 +213,11 @@ def test_a_bad_line_and_a_file_without_a_header_are_error_rows(tmp_path: Path) -
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
     kinds = sorted(e.kind for e in run.errors)
     assert kinds == ["bad_line", "format"] and run.counts["trajectories"] >= 2
+    [bad] = [e for e in run.errors if e.kind == "bad_line"]
+    assert (
+        bad.line == 6
+        and "(Expecting property name enclosed in double quotes, column 2)" in bad.message
+    )
 
 
 def test_inspect_and_convert() -> None:

@@ -35,10 +35,21 @@ def objects(data: bytes, name: str) -> tuple[list[tuple[int, dict[str, JSON]]], 
                 Issue(
                     "truncated" if last else "bad_line",
                     i,
-                    f"{name}: {what} ({type(exc).__name__}); the other lines were read",
+                    f"{name}: {what} ({_why(exc)}); the other lines were read",
                 )
             )
             continue
         if isinstance(raw, dict):
             out.append((i, raw))
     return out, issues
+
+
+def _why(exc: Exception) -> str:
+    """What is wrong with a line, shortly: the decoder's message and where."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg}, column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 at byte {exc.start}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return str(exc)[:80] or type(exc).__name__
