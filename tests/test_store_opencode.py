@@ -417,3 +417,21 @@ def test_the_data_folders_other_contents_are_one_skipped_row_each(tmp_path: Path
         ("snapshot", "OpenCode's file snapshots (git repositories), not sessions; not read"),
         ("storage/session_diff", "OpenCode's per-session diffs, not sessions; not read"),
     ]
+
+
+def test_a_message_time_beyond_year_9999_is_noted_and_the_session_exports(
+    tmp_path: Path,
+) -> None:
+    """A creation time no timestamp holds was written as 1970 without a word."""
+    store = shutil.copytree(SQLITE, tmp_path / "store")
+    [(mid, sid)] = _rows("SELECT id, session_id FROM message ORDER BY id LIMIT 1")
+    db = sqlite3.connect(store / "opencode.db")
+    with db:
+        db.execute("UPDATE message SET time_created = ? WHERE id = ?", (10**17, mid))
+    db.close()
+    run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    [row] = [e for e in run.errors if e.kind == "out_of_range"]
+    assert row.session_id == sid and f"time of {mid}" in row.message
+    assert "100000000000000000 is not a time in years 1 to 9999" in row.message
+    assert run.counts["reader/values_out_of_range"] == 1
+    assert sid in {r["session_id"] for r in table(tmp_path / "out", "trajectories")}

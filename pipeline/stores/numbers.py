@@ -31,12 +31,19 @@ def _shown(value: JSON) -> str:
     return text if len(text) <= 40 else f"{text[:20]}…({len(text)} characters)"
 
 
-def note(value: JSON, field: str, source: str, line: int | None, holds: str) -> None:
+def note(
+    value: JSON,
+    field: str,
+    source: str,
+    line: int | None,
+    holds: str,
+    instead: str = "written as null",
+) -> None:
     """Note that ``field`` (of ``source`` at ``line``) holds ``value``, which no column that
-    holds ``holds`` can; the export writes null for it."""
+    holds ``holds`` can; the export writes null for it (or does what ``instead`` says)."""
     notes = _NOTES.get()
     if notes is not None:
-        message = f"{field}: {_shown(value)} is not {holds}; written as null, the rest is read"
+        message = f"{field}: {_shown(value)} is not {holds}; {instead}, the rest is read"
         notes.append(Issue("out_of_range", line, message, source))
 
 

@@ -28,7 +28,8 @@ class Entries:
             if t is not None and 0 <= t <= MAX_MS:
                 usable.append(t)
             elif t is not None:
-                note(t, f"{entry_type} time (ms)", "", None, "a time in years 1970 to 9999")
+                note(t, f"{entry_type} time (ms)", "", None, "a time in years 1970 to 9999",
+                     "the entry takes the time before it")  # fmt: skip
         self.clock = max(usable)
         eid = f"{self.sid}-{len(self.raws) + 1:04d}"
         parent = self.raws[-1]["id"] if self.raws else None

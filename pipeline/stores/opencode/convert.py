@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from trajset.schemas.openresponses import text_message
-from trajset.schemas.timestamps import ms_to_rfc3339
+from trajset.schemas.timestamps import MAX_MS, ms_to_rfc3339
 
+from .. import numbers
 from .forks import Segment, Tree
 from .records import Message, as_ms, obj
 from .tools import (
@@ -98,6 +99,7 @@ class Converter:
         self.spawned: dict[str, str] = {}  # child session id -> the call that ran it
         self.info: dict[str, JSON] | None = None
         self.ms = 0
+        self.beyond: set[int] = set()  # the times beyond year 9999 noted so far
         self.summaries: dict[str, Message] = {}  # compaction request id -> its summary
         self.requests: dict[str, Message] = {}  # summary id -> its request
         for seg in tree.segments:
@@ -107,8 +109,16 @@ class Converter:
                 if m.info.get("summary") is True and req is not None and _is_request(req):
                     self.summaries[req.id], self.requests[m.id] = m, req
 
+    def ts(self, eid: str) -> str:
+        """The time of entry ``eid``: ``self.ms``; one beyond year 9999 is noted (once)."""
+        if self.ms > MAX_MS and self.ms not in self.beyond:
+            self.beyond.add(self.ms)
+            numbers.note(self.ms, f"time of {eid}", "", None, "a time in years 1 to 9999 (ms)",
+                         f"written as {ts_of(0)} (unknown)")  # fmt: skip
+        return ts_of(self.ms)
+
     def add(self, eid: str, parent: str | None, entry_type: str, **body: JSON) -> str:
-        raw = {"type": entry_type, "id": eid, "parent": parent, "ts": ts_of(self.ms), **body}
+        raw = {"type": entry_type, "id": eid, "parent": parent, "ts": self.ts(eid), **body}
         if self.info is not None:
             raw["opencode:info"], self.info = self.info, None
         self.raws.append(raw)
