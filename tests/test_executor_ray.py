@@ -1,5 +1,5 @@
-"""The Ray executor on a local Ray with 2 CPUs (batches and shards as Ray tasks) writes the
-local executor's data files.  Each test runs in a network namespace with only the loopback
+"""The Ray executor, on a Ray started for the run (1 and 2 CPUs) and on a simulated cluster
+of two nodes, writes the local executor's data files (batches and shards as Ray tasks).  Each test runs in a network namespace with only the loopback
 interface (``loopback.py``): Ray's servers bind every interface there is."""
 
 from __future__ import annotations
@@ -35,13 +35,56 @@ def test_ray_and_local_executors_write_identical_data_files(tmp_path: Path) -> N
     local = run_export(
         [store], tmp_path / "local", options, RunOptions(workers=1, settings=per_file)
     )
-    remote = run_export(
-        [store], tmp_path / "ray", options,
-        RunOptions(workers=2, executor="ray", settings=per_file),
-    )  # fmt: skip
-    assert remote.counts == local.counts
-    assert data_files(tmp_path / "ray") == data_files(tmp_path / "local")
+    for workers in (1, 2):
+        remote = run_export(
+            [store], tmp_path / f"ray{workers}", options,
+            RunOptions(workers=workers, executor="ray", settings=per_file),
+        )  # fmt: skip
+        assert remote.counts == local.counts
+        assert data_files(tmp_path / f"ray{workers}") == data_files(tmp_path / "local")
     assert not ray.is_initialized()  # the Ray started for the run is stopped with it
+
+
+@loopback_only
+def test_a_two_node_cluster_writes_the_local_executors_data_files(tmp_path: Path) -> None:
+    """Two Ray nodes of one CPU each (``ray.cluster_utils.Cluster``, both on 127.0.0.1),
+    joined by address as a user joins a cluster: with 1 and with 2 workers, the data files
+    equal the local executor's on 1 and on 2 workers (2 workers there are one per node:
+    each node has one CPU and each task takes one)."""
+    from ray.cluster_utils import Cluster
+
+    per_file = RunSettings(batch_input_bytes=1)
+    store = tmp_path / "store"
+    shutil.copytree(sample_store(), store)
+    options = ExportOptions(prefer=("score",))
+    want = None
+    for workers in (1, 2):
+        local = run_export(
+            [store], tmp_path / f"local{workers}", options,
+            RunOptions(workers=workers, settings=per_file),
+        )  # fmt: skip
+        want = want or data_files(tmp_path / "local1")
+        assert data_files(tmp_path / f"local{workers}") == want
+    cluster = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1"}
+    )
+    try:
+        cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1")
+        cluster.wait_for_nodes()
+        for workers in (1, 2):
+            remote = run_export(
+                [store], tmp_path / f"cluster{workers}", options,
+                RunOptions(workers=workers, executor="ray", ray_address=cluster.address,
+                           settings=per_file),
+            )  # fmt: skip
+            assert remote.counts == local.counts
+            assert data_files(tmp_path / f"cluster{workers}") == want, workers
+        ray.init(address=cluster.address)
+        nodes = [n for n in ray.nodes() if n["Alive"]]
+        ray.shutdown()
+        assert len(nodes) == 2 and {n["NodeManagerAddress"] for n in nodes} == {"127.0.0.1"}
+    finally:
+        cluster.shutdown()
 
 
 def _double(x: int) -> int:
