@@ -4,7 +4,12 @@ Before anything is sent the folder is checked: ``validate`` must pass, the
 export must be finished (its manifest is written last) and non-empty, and
 redaction must have been on with the default rules and ``scan`` must find
 nothing, unless ``--allow-unredacted``.  The repository is private by default;
-the folder is uploaded in one commit, ``.trajset/`` never.  The token comes
+the folder is uploaded in one commit, ``.trajset/`` never.  A large folder (more
+than ``LARGE_FILES`` files or ``LARGE_BYTES`` bytes) goes through the Hub's resumable
+large-folder upload where the library has one (``upload_large_folder``, huggingface_hub
+0.25 to 1.x; from 2.0 ``upload_folder`` itself commits a large folder in parts and
+resumes): several commits, its progress kept in the folder's ``.cache/huggingface/``, so
+a re-run after a failure sends only what is missing.  The token comes
 from where ``huggingface_hub`` finds it (``HF_TOKEN``, the login cache) and is
 never printed.  ``HubClient`` is the seam: ``huggingface_hub.HfApi`` in use,
 a recording double in tests.
@@ -25,7 +30,11 @@ from .outputs.card import loadable
 from .outputs.validate import validate_folder
 from .scan import scan_folder
 
-IGNORE = [".trajset", ".trajset/*", ".trajset/**"]
+IGNORE = [".trajset", ".trajset/*", ".trajset/**", ".cache/huggingface/**"]
+#: run state and the Hub library's upload progress: never part of what is published
+PRIVATE = (".trajset", ".cache")
+#: a folder beyond either is sent in several commits (one commit this large fails or stalls)
+LARGE_FILES, LARGE_BYTES = 10_000, 5 * 2**30
 
 
 class PublishRefused(AbortRun):
@@ -47,6 +56,8 @@ class HubClient(Protocol):
 
     def upload_folder(self, **kwargs: Any) -> Any: ...
 
+    # and, where the library has it (0.25 to 1.x), ``upload_large_folder(**kwargs)``
+
 
 def hub_client() -> HubClient:
     from huggingface_hub import HfApi
@@ -67,12 +78,19 @@ class Plan:
     files: list[tuple[str, int]] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)
 
+    @property
+    def large(self) -> bool:
+        """More than one commit should take: sent in several, resumably."""
+        return len(self.files) > LARGE_FILES or sum(n for _, n in self.files) > LARGE_BYTES
+
     def lines(self, every_file: bool = False) -> list[str]:
         """The plan: the repo, the configs, then each folder's files and bytes (each file
         with ``every_file``)."""
         visibility = "private" if self.private else "public"
         out = [f"repo {self.repo_id} (dataset, {visibility}), revision {self.revision}"]
         out += [f"commit message: {self.message}", f"configs: {', '.join(self.configs)}"]
+        if self.large:
+            out.append("sent as a large folder: several commits; a re-run sends what is missing")
         if every_file:
             out += [f"  {size:>12,}  {rel}" for rel, size in self.files]
         else:
@@ -144,7 +162,7 @@ def plan(
     files = sorted(
         (p.relative_to(directory).as_posix(), p.stat().st_size)
         for p in directory.rglob("*")
-        if p.is_file() and ".trajset" not in p.relative_to(directory).parts
+        if p.is_file() and p.relative_to(directory).parts[0] not in PRIVATE
     )
     return Plan(
         directory,
@@ -159,11 +177,24 @@ def plan(
 
 
 def upload(p: Plan, client: HubClient, progress: Callable[[str], None] = lambda _: None) -> Any:
-    """Create the repository if missing, the branch if asked, and upload the folder in one commit."""
+    """Create the repository if missing, the branch if asked, and upload the folder: in one
+    commit, or a large one in several (``Plan.large``) that a re-run resumes."""
+    large = getattr(client, "upload_large_folder", None) if p.large else None
+    if large is not None and p.create_pr:
+        raise PublishRefused(
+            f"{len(p.files):,} files are sent in several commits, which one pull request "
+            "cannot take; publish to a branch (--revision NAME) and open the PR from it"
+        )
     try:
         client.create_repo(p.repo_id, repo_type="dataset", private=p.private, exist_ok=True)
         if p.revision != "main" and not p.create_pr:
             client.create_branch(p.repo_id, branch=p.revision, repo_type="dataset", exist_ok=True)
+        if large is not None:
+            progress(f"uploading {len(p.files)} files to {p.repo_id} as a large folder")
+            return large(
+                repo_id=p.repo_id, folder_path=str(p.directory), repo_type="dataset",
+                revision=p.revision, private=p.private, ignore_patterns=IGNORE,
+            )  # fmt: skip
         progress(f"uploading {len(p.files)} files to {p.repo_id}")
         return client.upload_folder(
             repo_id=p.repo_id, folder_path=str(p.directory), repo_type="dataset",
@@ -172,7 +203,12 @@ def upload(p: Plan, client: HubClient, progress: Callable[[str], None] = lambda 
         )  # fmt: skip
     except Exception as exc:  # the library raises many kinds; none may carry the token
         first = (str(exc).splitlines() or [""])[0][:300]
+        kept = (
+            "the commits made so far stay on the Hub: run the same command again and only "
+            "what is missing is sent"
+            if p.large
+            else "nothing partial is kept on the Hub by a failed commit: run the same command again"
+        )
         raise AbortRun(
-            f"the upload to {p.repo_id} failed ({type(exc).__name__}: {first}); nothing partial is "
-            "kept on the Hub by a failed commit: run the same command again"
+            f"the upload to {p.repo_id} failed ({type(exc).__name__}: {first}); {kept}"
         ) from None

@@ -18,7 +18,7 @@ from trajset.redactors import Placeholders, Redactor
 
 from .errors import UsageError
 
-SKIP = (".trajset",)  # run state, never published
+SKIP = (".trajset", ".cache")  # run state and upload progress, never published
 MEDIA = ("images", "audio")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +12,14 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from trajset.pipeline import ExportOptions, Mode, RunOptions, run_export, sample_store
+from trajset.pipeline import ExportOptions, Mode, RunOptions, publish, run_export, sample_store
 from trajset.pipeline.cli import app
 from trajset.pipeline.errors import AbortRun
 from trajset.pipeline.outputs.card import features
 from trajset.pipeline.publish import PublishRefused, plan, upload
+from trajset.pipeline.scan import scan_folder
 from trajset.pipeline.tables import CONFIGS, TABLES
+from trajset.redactors import GROUPS, build_redactor
 
 from .conftest import session_file
 
@@ -83,6 +86,63 @@ def test_a_failed_upload_is_one_line_and_a_rerun_completes(exported: Path) -> No
     upload(p, hub)
     assert [c for c, _ in hub.calls].count("upload_folder") == 1
     assert hub.calls[0][1]["private"] is False
+
+
+class LargeFolderHub(RecordingHub):
+    """A Hub client of huggingface_hub 0.25 to 1.x: ``upload_large_folder`` commits a file at
+    a time and records each in the folder's ``.cache/huggingface/upload/`` with the library's
+    own layout, skipping on a re-run what is recorded, as the library does; ``fail_after``
+    commits, the first call fails."""
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        super().__init__()
+        self.fail_after = fail_after
+        self.sent: list[str] = []
+
+    def upload_large_folder(self, **kw: Any) -> None:
+        from huggingface_hub._local_folder import get_local_upload_paths
+
+        folder = Path(kw["folder_path"])
+        self.calls.append(("upload_large_folder", kw))
+        for p in sorted(folder.rglob("*")):
+            rel = p.relative_to(folder).as_posix()
+            if not p.is_file() or any(fnmatch(rel, pat) for pat in kw["ignore_patterns"]):
+                continue
+            done = get_local_upload_paths(folder, rel).metadata_path
+            if done.exists():
+                continue
+            if self.fail_after is not None and len(self.sent) == self.fail_after:
+                self.fail_after = None
+                raise ConnectionError("Max retries exceeded with url: /api/datasets/acme/x/commit")
+            self.sent.append(rel)
+            done.write_text("committed")
+
+
+def test_a_large_folder_is_sent_resumably_and_a_rerun_sends_only_what_is_missing(
+    exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(publish, "LARGE_FILES", 3)
+    folder = shutil.copytree(exported, tmp_path / "ds")
+    p = plan(folder, "acme/x", revision="v2")
+    assert p.large and "sent as a large folder" in " ".join(p.lines())
+    hub = LargeFolderHub(fail_after=4)
+    with pytest.raises(AbortRun, match="only what is missing is sent"):
+        upload(p, hub)
+    assert len(hub.sent) == 4
+    again = plan(folder, "acme/x", revision="v2")  # its checks pass with the upload's records
+    assert again.files == p.files
+    upload(again, hub)
+    assert sorted(hub.sent) == [rel for rel, _ in p.files]  # each file sent once
+    calls = [kw for name, kw in hub.calls if name == "upload_large_folder"]
+    assert len(calls) == 2 and calls[0] == calls[1]
+    assert calls[0]["repo_type"] == "dataset" and calls[0]["revision"] == "v2"
+    assert calls[0]["private"] is True and "upload_folder" not in [c for c, _ in hub.calls]
+    assert scan_folder(folder, build_redactor(list(GROUPS["default"]))) == {}
+    with pytest.raises(PublishRefused, match="--revision NAME"):
+        upload(plan(folder, "acme/x", create_pr=True), hub)
+    later = RecordingHub()  # huggingface_hub 2: upload_folder commits a large folder in parts
+    upload(plan(folder, "acme/x"), later)
+    assert [c for c, _ in later.calls] == ["create_repo", "upload_folder"]
 
 
 def test_refusals(exported: Path, tmp_path: Path) -> None:
