@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +15,7 @@ from .. import __version__
 from ..errors import UsageError
 from ..executors import EXECUTORS
 from ..options import Mode, resolve
+from ..outputs.remote import default_stage, existing, is_url, upload
 from ..run.driver import default_workers, run_export
 from ..run.results import RunResult
 from ..sources import local_sources
@@ -75,9 +78,22 @@ def all_local_stores(
 @exits
 def export(
     stores: StoreArgs = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (the dataset).")] = Path(
-        "trajset-out"
-    ),
+    out: Annotated[
+        str,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output folder (the dataset), or an fsspec URL (s3://bucket/prefix, gs://, "
+            "file://): written in --stage, then copied there, the manifest last.",
+        ),
+    ] = "trajset-out",
+    stage: Annotated[
+        Path | None,
+        typer.Option(
+            help="With an --out URL: the local folder the export is written in before it is "
+            "copied up (default: one for that URL in the system's temporary folder).",
+        ),
+    ] = None,
     all_local: Annotated[
         bool,
         typer.Option(
@@ -214,6 +230,8 @@ def export(
     """Export every trajectory as ATIF v1.8 plus Parquet tables, laid out as a Hugging Face dataset.
 
     Example: trajset export ~/.agent/sessions --out my-dataset --prefer label:kept --prefer score
+
+    Example: trajset export ~/.agent/sessions --out s3://my-bucket/datasets/v3
     """
     flags: dict[str, Any] = {
         "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
@@ -232,15 +250,35 @@ def export(
             err=True,
         )
         run = replace(run, workers=default_workers())
+    url = out if is_url(out) else None
+    if stage is not None and url is None:
+        raise UsageError("--stage is where an export to an --out URL is written; --out is a folder")
+    cluster = run.executor == "ray" and (run.ray_address or os.environ.get("RAY_ADDRESS"))
+    if url and cluster and stage is None:
+        raise UsageError(
+            f"--out {url} with a Ray cluster: give --stage, a folder every node sees (a shared "
+            "filesystem); the nodes write the export there before it is copied up"
+        )
+    folder = (stage or default_stage(out)) if url else Path(out)
+    if url and run.mode is Mode.error and existing(url):
+        raise UsageError(
+            f"--out {url} is not empty; --mode overwrite replaces what is there, --mode resume "
+            "finishes an interrupted export"
+        )
     bar = _ProgressBar() if not quiet and sys.stderr.isatty() else None
     try:
         result = run_export(
-            chosen, out, options, run,
+            chosen, folder, options, run,
             progress=bar.update if bar else None, version=__version__,
         )  # fmt: skip
     finally:
         if bar is not None:
             bar.close()
+    if url:
+        say = (lambda line: None) if quiet else (lambda line: typer.echo(line, err=True))
+        upload(folder, url, say)
+        if not run.keep_state:
+            shutil.rmtree(folder, ignore_errors=True)
     if not quiet:
         _summary(result, out)
     for line in explain(result, options.where):
@@ -300,7 +338,7 @@ def explain(run: RunResult, where: str | None) -> list[str]:
     return lines
 
 
-def _summary(run: RunResult, out: Path) -> None:
+def _summary(run: RunResult, out: str) -> None:
     """The short stats table printed after an export (stderr)."""
     c = run.counts
     rate = run.bytes_read / 1e6 / run.seconds if run.seconds else 0.0

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..outputs.remote import download, is_url
 from ..publish import hub_client, plan, upload
 from .errors import exits
 
 
 @exits
 def publish(
-    directory: Annotated[Path, typer.Argument(help="An export folder.")],
+    directory: Annotated[
+        str, typer.Argument(help="An export folder, or the fsspec URL an export was written to.")
+    ],
     repo_id: Annotated[str, typer.Argument(help="Hub dataset repository, e.g. acme/sessions.")],
     private: Annotated[
         bool, typer.Option("--private/--public", help="Visibility of a new repository.")
@@ -45,7 +50,23 @@ def publish(
 
     The token comes from HF_TOKEN or `huggingface-cli login`; it is never printed.
     Example: trajset publish my-dataset acme/agent-sessions --private
+
+    Example: trajset publish s3://my-bucket/datasets/v3 acme/agent-sessions
     """
+    with ExitStack() as stack:
+        folder = Path(directory)
+        if is_url(directory):  # copied down whole first: the checks read every file
+            copy = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="trajset-")))
+            typer.echo(f"copying {directory} to a temporary folder", err=True)
+            folder = download(directory, copy / "export")
+        _publish(folder, repo_id, private, revision, message, create_pr, verbose, dry_run,
+                 allow_unredacted)  # fmt: skip
+
+
+def _publish(
+    directory: Path, repo_id: str, private: bool, revision: str, message: str,
+    create_pr: bool, verbose: bool, dry_run: bool, allow_unredacted: bool,
+) -> None:  # fmt: skip
     p = plan(
         directory, repo_id, private=private, revision=revision, message=message,
         create_pr=create_pr, allow_unredacted=allow_unredacted,

@@ -13,4 +13,5 @@ them imports the run machinery (``run/``), which hands them plain data.
     tables_info.py  rows, sizes and checksums of the written shards
     audit.py        placeholders per rule in what is written (the redaction audit)
     validate.py     ``trajset validate DIR``
+    remote.py       ``--out URL``: a stage folder copied to object storage, the manifest last
 """
