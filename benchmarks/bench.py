@@ -26,7 +26,12 @@ measures, in one run:
   redaction overhead (default / ``--no-redact`` time); the 2-worker speed-up;
 - for each ``--sizes`` multiple of the corpus: 1-worker time, MB/s and peak memory, to show
   cost grows linearly with the input and memory does not, and a 2-worker run right after
-  (one run each: the speed-up as the fixed cost of starting workers weighs less).
+  (one run each: the speed-up as the fixed cost of starting workers weighs less);
+- what a user sees: each run's wall time from process start (interpreter and imports
+  included), and ``trajset export`` itself, alternating with the others;
+- the driver's own work (``driver/*`` stages) in the largest size's 2-worker run, against
+  the CPU seconds of the whole export (the process and its workers), and Amdahl's
+  projection from it for 32 and 128 workers.
 
 ``--write FILE`` replaces the block between ``<!-- bench:begin -->`` and
 ``<!-- bench:end -->`` in FILE (``bench:<format>:begin`` and ``bench:<format>:end`` for
@@ -39,6 +44,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -87,16 +93,54 @@ seconds = time.perf_counter() - start
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 peak = max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024, "bytes": run.bytes_read,
-                  "stages": {k: round(v.seconds, 2) for k, v in run.stats.stages.items()}}))
+                  "stages": {k: round(v.seconds, 3) for k, v in run.stats.stages.items()}}))
 """
 
 
+def _cpu_of_children() -> float:
+    """User + system seconds of the waited-for children (their own children included)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def export(store: Path, out: Path, redact: bool, workers: int) -> dict[str, Any]:
-    """One export in a fresh process: seconds, peak MB (children included), stage seconds."""
+    """One export in a fresh process: seconds inside ``run_export``, ``wall`` from process
+    start (interpreter and imports included) to its end, ``cpu`` of the process and its
+    workers, peak MB (children included), stage seconds (the driver's own work as
+    ``driver/*``)."""
     shutil.rmtree(out, ignore_errors=True)
     args = [sys.executable, "-c", CHILD, str(store), str(out), str(int(redact)), str(workers)]
+    cpu, start = _cpu_of_children(), time.perf_counter()
     text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    return dict(json.loads(text.strip().splitlines()[-1]))
+    wall, cpu = time.perf_counter() - start, _cpu_of_children() - cpu
+    return dict(json.loads(text.strip().splitlines()[-1])) | {"wall": wall, "cpu": cpu}
+
+
+def command(store: Path, out: Path, workers: int) -> float:
+    """Wall seconds of ``trajset export STORE --out OUT -q --workers N`` as a user runs it,
+    from process start (the console script of this Python's environment)."""
+    shutil.rmtree(out, ignore_errors=True)
+    script = Path(sys.executable).parent / "trajset"
+    args = [str(script), "export", str(store), "--out", str(out), "-q", "--workers", str(workers)]
+    start = time.perf_counter()
+    subprocess.run(args, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def driver_share(r: dict[str, Any]) -> dict[str, Any]:
+    """The driver's own seconds (``driver/*``: discovery, the session index, results taken
+    in, shard plans, the errors file, the manifest) against the CPU of the whole export, and
+    Amdahl's projection of the speed-up over 1 worker at 32 and 128 workers."""
+    own = {k.split("/", 1)[1]: v for k, v in r["stages"].items() if k.startswith("driver/")}
+    serial = sum(own.values())
+    share = serial / r["cpu"] if r["cpu"] else 0.0
+    return {
+        "driver_seconds": {k: round(v, 2) for k, v in own.items()},
+        "driver_total_seconds": round(serial, 2),
+        "cpu_seconds": round(r["cpu"], 1),
+        "share": round(share, 4),
+        "amdahl": {n: round(1 / (share + (1 - share) / n), 1) for n in (32, 128)},
+    }
 
 
 FLOOR = """
@@ -180,13 +224,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             store, args.sessions, seed=1, tool_output_bytes=int(args.tool_output_kb * 1024)
         )
         runs: dict[str, list[dict[str, Any]]] = {"default": [], "no_redact": [], "workers_2": []}
-        for _ in range(args.repeat):  # alternating, so load falls on all three alike
+        commands: list[float] = []
+        for _ in range(args.repeat):  # alternating, so load falls on all four alike
             runs["no_redact"].append(export(store, root / "o", False, 1))
             runs["workers_2"].append(export(store, root / "o", True, 2))
+            commands.append(command(store, root / "o", 1))
             runs["default"].append(export(store, root / "out", True, 1))
         fl = floor(store, root / "out")
         out_bytes = output_bytes(root / "out")
         med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
+        wall = {k: statistics.median(r["wall"] for r in v) for k, v in runs.items()}
         peak = {k: max(r["peak_mb"] for r in v) for k, v in runs.items()}
         sizes = []
         for m in args.sizes:
@@ -196,6 +243,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
             r = export(s, root / "o", True, 1)
             r2 = export(s, root / "o", True, 2)  # right after, under the same load
+            largest = driver_share(r2) | {"input_mb": round(n / 1e6, 1)}
             sizes.append(
                 {
                     "input_mb": round(n / 1e6, 1),
@@ -217,6 +265,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "input_mb": round(size / 1e6, 1),
         },
         "seconds": {k: round(v, 2) for k, v in med.items()},
+        "wall_seconds": {k: round(v, 2) for k, v in wall.items()},
+        "command_seconds": round(statistics.median(commands), 2),
+        "command_mb_per_s": round(size / 1e6 / statistics.median(commands), 2),
+        "driver_share_largest_2_workers": largest,
         "peak_mb": {k: round(v) for k, v in peak.items()},
         "stage_seconds_default": runs["default"][-1]["stages"],
         "floor_seconds": {k: round(v, 2) for k, v in fl.items()},
@@ -232,7 +284,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def markdown(r: dict[str, Any]) -> str:
-    c, s, p = r["corpus"], r["seconds"], r["peak_mb"]
+    c, s, p, w = r["corpus"], r["seconds"], r["peak_mb"], r["wall_seconds"]
+    d = r["driver_share_largest_2_workers"]
     lines = [
         f"Machine: {r['machine']}.",
         f"Corpus: {c['sessions']} generated sessions, tool outputs of about "
@@ -245,6 +298,12 @@ def markdown(r: dict[str, Any]) -> str:
         f"| export, 1 worker, default redaction, all outputs | {s['default']} s | {p['default']} MB |",
         f"| export, 1 worker, `--no-redact` | {s['no_redact']} s | {p['no_redact']} MB |",
         f"| export, 2 workers, default redaction | {s['workers_2']} s | {p['workers_2']} MB |",
+        "",
+        "The times above are inside `run_export`. From process start to its end (interpreter "
+        f"and imports included): 1 worker {w['default']} s, `--no-redact` {w['no_redact']} s, "
+        f"2 workers {w['workers_2']} s; and the command a user runs, "
+        f"`trajset export STORE --out DIR -q --workers 1`: **{r['command_seconds']} s, "
+        f"{r['command_mb_per_s']} MB/s**.",
         "",
         "| figure | value |",
         "|---|---:|",
@@ -265,6 +324,11 @@ def markdown(r: dict[str, Any]) -> str:
             f"| {x['seconds_2_workers']} s | {x['speedup_2_workers']}x |"
             for x in r["sizes"]
         ),
+        "",
+        f"The driver's own work in the {d['input_mb']} MB export on 2 workers: "
+        f"{d['driver_total_seconds']} s ({d['driver_seconds']}) of {d['cpu_seconds']} CPU "
+        f"seconds in all, **{d['share'] * 100:.2f}%**; by Amdahl's law 32 workers would "
+        f"run at most {d['amdahl'][32]}x and 128 at most {d['amdahl'][128]}x one worker.",
     ]
     return "\n".join(lines)
 

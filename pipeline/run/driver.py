@@ -18,6 +18,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors import Redactor
+
 from .. import __version__
 from ..errors import OutputError
 from ..executors import Executor, make_executor
@@ -50,6 +52,7 @@ from .batches import Batch, batch_key, batches
 from .context import RunContext
 from .parts import Assembly
 from .results import BatchResult, InputLog, RunResult
+from .stats import Stats
 from .worker import BatchJob
 
 JSON = Any
@@ -84,16 +87,18 @@ def run_units(
         result = done.get(i)
         if result is None:
             result = next(fresh)
-            write_marker(ctx.out, batch_key(result.batch), result.to_json())
+            with kept.stats.timed("driver/results"):
+                write_marker(ctx.out, batch_key(result.batch), result.to_json())
             finished += len(result.units)
             if progress:
                 progress(finished, len(units), "units")
         with kept.stats.timed("assemble"):
             assembly.add(result)
-        for r in result.units:
-            kept.add(r)
-        for table, found in result.placeholders():
-            kept.ledger.redacted(table, found)
+        with kept.stats.timed("driver/results"):
+            for r in result.units:
+                kept.add(r)
+            for table, found in result.placeholders():
+                kept.ledger.redacted(table, found)
     for _ in fresh:  # run the executor to its end (a pool shuts down there)
         raise RuntimeError("the executor returned more results than it was given batches")
     kept.ledger.add("units", len(units))
@@ -147,17 +152,20 @@ def assemble_outputs(
     """The shards written (by ``executor``'s workers, or in this process without one) and
     ``errors.parquet``; returns each table's facts (rows, shard sizes and checksums)."""
     with result.stats.timed("assemble"):
-        tasks, written = assembly.tasks(), []
+        with result.stats.timed("driver/plan_shards"):
+            tasks, written = assembly.tasks(), []
         for shard in (executor.map if executor else map)(write_shard, tasks):
             written.append(shard)
             if progress:
                 progress(len(written), len(tasks), "shards")
-        facts = assembly.facts(tasks, written)
-        for task, shard in zip(tasks, written, strict=True):
-            result.ledger.unredacted(task.table, shard.get("dropped_placeholders", {}))
-        errors = [asdict(e) for e in result.errors]
-        row_group_bytes = (settings or RunSettings()).row_group_bytes
-        write_single(out / "errors.parquet", to_table("errors", errors), row_group_bytes)
+        with result.stats.timed("driver/plan_shards"):
+            facts = assembly.facts(tasks, written)
+            for task, shard in zip(tasks, written, strict=True):
+                result.ledger.unredacted(task.table, shard.get("dropped_placeholders", {}))
+        with result.stats.timed("driver/errors_file"):
+            errors = [asdict(e) for e in result.errors]
+            row_group_bytes = (settings or RunSettings()).row_group_bytes
+            write_single(out / "errors.parquet", to_table("errors", errors), row_group_bytes)
     return facts
 
 
@@ -184,9 +192,11 @@ def run_export(
 ) -> RunResult:
     """The whole ``trajset export`` job; raises ``AbortRun`` subclasses for usage and output problems."""
     run = run or RunOptions()
-    units = discover(stores, options.store_kind, options.reader_options)
-    check_options(options, run)
-    people = tuple(identities(units)) if "identity_v1" in options.builtin_rules() else ()
+    own = Stats()  # the driver's own work, of which no worker takes a share (``driver/*``)
+    with own.timed("driver/discover"):
+        units = discover(stores, options.store_kind, options.reader_options)
+        check_options(options, run)
+        people = tuple(identities(units)) if "identity_v1" in options.builtin_rules() else ()
     redactor = options.redactor(list(run.secrets), run.terms, people)  # fail early on a bad rule
     check_outside(out, stores)
     if out.exists() and not out.is_dir():
@@ -197,7 +207,8 @@ def run_export(
         check_resumable(target, options, resume, (*run.secrets, *run.terms), redactor.numbering)
         if resume:
             mark_unfinished(target)
-        index = SessionIndex.of(units).write(target / STATE / "index.db")
+        with own.timed("driver/index"):
+            index = SessionIndex.of(units).write(target / STATE / "index.db")
         ctx = RunContext(
             target, options, run.secrets, index, world_size=run.workers, settings=run.settings,
             terms=run.terms, identities=people,
@@ -208,8 +219,10 @@ def run_export(
         with small_pages(), make_executor(run) as executor:  # small pages in its workers too
             with fewer_collections():
                 result = run_units(ctx, units, run, RunResult(inputs), executor, assembly, progress)
+            result.stats.merge(own)
             Path(index.path).unlink()  # rebuilt by every run; no job reads it any more
-            result.skipped = skipped_paths(stores, units)
+            with result.stats.timed("driver/discover"):
+                result.skipped = skipped_paths(stores, units)
             result.ledger.add("paths_skipped", len(result.skipped))
             # the workers write the shards, unless the units ran in one batch or none (a
             # small or resumed store: no worker was started, none is for the shards alone)
@@ -217,14 +230,7 @@ def run_export(
             facts = assemble_outputs(
                 target, result, assembly, shard_executor, progress, run.settings
             )
-            result.ledger.check()  # every session read was exported or failed
-            for name, table in TABLES.items():
-                if table.dedup is not None:
-                    result.ledger.add(table.dedup.counter, len(assembly.dropped.get(name, {})))
-            content = result.manifest(
-                options, run, version, redactor, facts, dedup=dedup.report(assembly.dropped)
-            )
-            write_manifest_and_card(target, content)
+            write_manifest(target, result, assembly, facts, options, run, version, redactor)
             inputs.path.unlink(missing_ok=True)  # in the manifest now
             if options.tokenize:  # from the shards written, through the same workers
                 tokenize_export(target, options.tokenize, executor, progress)
@@ -232,6 +238,24 @@ def run_export(
             drop_state(target)
         finish_output(out, target)
     return result
+
+
+def write_manifest(
+    target: Path, result: RunResult, assembly: Assembly, facts: dict[str, JSON],
+    options: ExportOptions, run: RunOptions, version: str, redactor: Redactor,
+) -> None:  # fmt: skip
+    """The run's last counts, then the manifest and the card (the manifest last); its time is
+    ``driver/manifest`` of the run's result (not in the manifest, which it writes)."""
+    start = time.perf_counter()
+    result.ledger.check()  # every session read was exported or failed
+    for name, table in TABLES.items():
+        if table.dedup is not None:
+            result.ledger.add(table.dedup.counter, len(assembly.dropped.get(name, {})))
+    content = result.manifest(
+        options, run, version, redactor, facts, dedup=dedup.report(assembly.dropped)
+    )
+    write_manifest_and_card(target, content)
+    result.stats.stage("driver/manifest").seconds += time.perf_counter() - start
 
 
 def default_workers() -> int:
