@@ -139,7 +139,7 @@ def driver_share(r: dict[str, Any]) -> dict[str, Any]:
         "driver_total_seconds": round(serial, 2),
         "cpu_seconds": round(r["cpu"], 1),
         "share": round(share, 4),
-        "amdahl": {n: round(1 / (share + (1 - share) / n), 1) for n in (32, 128)},
+        "amdahl": {str(n): round(1 / (share + (1 - share) / n), 1) for n in (32, 128)},
     }
 
 
@@ -328,7 +328,7 @@ def markdown(r: dict[str, Any]) -> str:
         f"The driver's own work in the {d['input_mb']} MB export on 2 workers: "
         f"{d['driver_total_seconds']} s ({d['driver_seconds']}) of {d['cpu_seconds']} CPU "
         f"seconds in all, **{d['share'] * 100:.2f}%**; by Amdahl's law 32 workers would "
-        f"run at most {d['amdahl'][32]}x and 128 at most {d['amdahl'][128]}x one worker.",
+        f"run at most {d['amdahl']['32']}x and 128 at most {d['amdahl']['128']}x one worker.",
     ]
     return "\n".join(lines)
 
