@@ -10,6 +10,7 @@
     python benchmarks/bench.py --format pi --write benchmarks/RESULTS.md   # Pi sessions
     python benchmarks/bench.py --format opencode --write benchmarks/RESULTS.md   # an OpenCode database
     python benchmarks/bench.py --format harbor --sessions 1000 --write benchmarks/RESULTS.md   # a Harbor job
+    python benchmarks/bench.py --format claude-code --write benchmarks/RESULTS.md   # Claude Code projects
 
 For the corpus (``corpus.py``, or ``einox_corpus.py``/``codex_corpus.py`` with ``--format``; seed 1) this
 measures, in one run:
@@ -60,6 +61,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from claude_corpus import build_claude_corpus
 from codex_corpus import build_codex_corpus
 from corpus import build_corpus
 from einox_corpus import build_einox_corpus
@@ -76,6 +78,7 @@ BUILDERS = {
     "pi": build_pi_corpus,
     "opencode": build_opencode_corpus,
     "harbor": build_harbor_corpus,
+    "claude-code": build_claude_corpus,
 }
 
 CHILD = """

@@ -542,6 +542,7 @@ OTHERS = {
     "pi": ("pi_corpus", "build_pi_corpus"),
     "opencode": ("opencode_corpus", "build_opencode_corpus"),
     "harbor": ("harbor_corpus", "build_harbor_corpus"),
+    "claude-code": ("claude_corpus", "build_claude_corpus"),
 }
 
 
