@@ -3,11 +3,16 @@ one batch, and large sessions get small batches."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 from trajset.pipeline.options import RunSettings
 from trajset.pipeline.run.batches import batch_key, batches, ends_batch
-from trajset.pipeline.stores import Unit
+from trajset.pipeline.stores import READERS, Unit
+
+from .builder import write_sqlite_store
+from .conftest import session_file
 
 DEFAULTS = RunSettings()
 MEAN_UNITS, TARGET_BYTES = DEFAULTS.batch_mean_units, DEFAULTS.batch_input_bytes
@@ -47,9 +52,12 @@ def test_large_sessions_get_batches_of_about_target_bytes(tmp_path: Path) -> Non
     assert 2 < per_batch < 6  # about four quarter-target sessions a batch, not 64
 
 
-def test_owners_count_their_files_and_database_sessions_do_not(tmp_path: Path) -> None:
+def test_owners_count_their_files_and_database_sessions_their_measured_size(
+    tmp_path: Path,
+) -> None:
     """An einox owner (a key and a folder of its own) weighs its files, so large owners get
-    batches of their own; a database session (a key in a shared file) weighs nothing."""
+    batches of their own; a database session (a key in a shared file) weighs what its reader
+    measured of it, not the shared file, and without a measure nothing."""
     owners = []
     for i in range(12):
         f = tmp_path / f"user{i}" / "sessions" / "s0" / "session.json"
@@ -59,8 +67,23 @@ def test_owners_count_their_files_and_database_sessions_do_not(tmp_path: Path) -
     assert len(batches(owners)) == len(owners)  # each a batch: both workers have work
     db = tmp_path / "store.db"
     db.write_bytes(b"x" * TARGET_BYTES * 4)
-    sessions = [Unit("agentsession-sqlite", (str(db),), f"s{i}") for i in range(200)]
-    assert len(batches(sessions)) < 20  # about one in 64 ends a batch, not every one
+    unmeasured = [Unit("agentsession-sqlite", (str(db),), f"s{i}") for i in range(200)]
+    assert len(batches(unmeasured)) < 20  # about one in 64 ends a batch, not every one
+    measured = [replace(u, size=TARGET_BYTES // 3) for u in unmeasured]
+    assert 50 < len(batches(measured)) < 90  # about three a batch, as files of that size
+
+
+def test_a_database_sessions_unit_carries_its_size(tmp_path: Path) -> None:
+    """Found by the runner: 200 sessions of one agentsession database (68.9 MB) fell into 3
+    batches, and 2 workers ran 1.15x one."""
+    db = tmp_path / "sessions.db"
+    write_sqlite_store(db, [session_file(n) for n in ("basic", "branch", "runs")])
+    units = READERS["agentsession-sqlite"].units(db)
+    sizes = {u.key: u.size for u in units}
+    for name in ("basic", "branch", "runs"):
+        text = session_file(name).read_text()
+        sid = json.loads(text.splitlines()[0])["id"]
+        assert sizes[sid] == sum(len(line) for line in text.splitlines() if line)
 
 
 def test_the_settings_cut_the_batches() -> None:

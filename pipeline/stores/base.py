@@ -119,7 +119,9 @@ class Unit:
 
     ``key`` selects inside a store (a database session, an owner); ``name`` is
     where the unit lives when that is not its first file (an owner's folder);
-    ``options`` are its reader's options, typed (``discover`` sets them).
+    ``options`` are its reader's options, typed (``discover`` sets them); ``size`` is the
+    input bytes of a keyed unit inside a shared file, as its reader measured them (the
+    batches weigh it; 0 when not measured).
     """
 
     kind: str  # the READERS name of the store kind
@@ -127,6 +129,7 @@ class Unit:
     key: str = ""
     name: str = ""
     options: UnitOptions = ()
+    size: int = 0
 
     @property
     def label(self) -> str:
@@ -164,10 +167,11 @@ class Reader:
         raise KeyError(f"the {self.kind} reader declares no option {name!r}")
 
     def unit(
-        self, files: tuple[str, ...], key: str = "", name: str = "", options: UnitOptions = ()
-    ) -> Unit:
+        self, files: tuple[str, ...], key: str = "", name: str = "", options: UnitOptions = (),
+        size: int = 0,
+    ) -> Unit:  # fmt: skip
         """A unit of this kind."""
-        return Unit(self.kind, files, key, name, options)
+        return Unit(self.kind, files, key, name, options, size)
 
     def detect(self, path: Path) -> bool:
         """True when ``path`` is a store of this kind (asked in ``READERS`` order)."""

@@ -22,7 +22,8 @@ from .base import Unit
 
 def _unit(text: str) -> Unit:
     d = json.loads(text)
-    return Unit(d["kind"], tuple(d["files"]), d["key"], d["name"], tuple(map(tuple, d["options"])))
+    options = tuple(map(tuple, d["options"]))
+    return Unit(d["kind"], tuple(d["files"]), d["key"], d["name"], options, d["size"])
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,13 @@ def session_text(path: Path, session_id: str) -> str:
     return "\n".join([row[0], *lines]) + "\n"
 
 
+#: every session, oldest first, with the characters of its header and lines (its weight)
+_SIZES = """
+SELECT s.id, length(s.header) + COALESCE(SUM(length(e.line)), 0) FROM sessions s
+LEFT JOIN entries e ON e.session_id = s.id GROUP BY s.id ORDER BY s.created_at, s.id
+"""
+
+
 def _session_ids(path: Path) -> list[str]:
     """Every session id of the database, oldest first; ``UsageError`` when it is a database
     of something else, ``sqlite3.DatabaseError`` when it cannot be read."""
@@ -79,6 +86,17 @@ def _session_ids(path: Path) -> list[str]:
         return [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
 
     return read_snapshot(path, ids)
+
+
+def _session_sizes(path: Path) -> list[tuple[str, int]]:
+    """(id, size) of every session (``_session_ids``' order and errors): its size weighs its
+    unit in the batches."""
+
+    def sizes(db: sqlite3.Connection) -> list[tuple[str, int]]:
+        check_schema(db, path)
+        return [(r[0], r[1] if isinstance(r[1], int) else 0) for r in db.execute(_SIZES)]
+
+    return read_snapshot(path, sizes)
 
 
 def read_sqlite_session(path: Path, session_id: str) -> Session:
@@ -107,10 +125,10 @@ class SqliteReader(Reader):
         """A unit per session; a database that does not open or list its sessions (a cut or
         damaged file) is one unit without a session key, whose load reports why."""
         try:
-            ids = _session_ids(path)
+            found = _session_sizes(path)
         except sqlite3.DatabaseError:
             return [self.unit((str(path),))]
-        return [self.unit((str(path),), sid) for sid in ids]
+        return [self.unit((str(path),), sid, size=size) for sid, size in found]
 
     def load(self, unit: Unit) -> Loaded:
         path = Path(unit.files[0])
