@@ -11,6 +11,7 @@
     python benchmarks/bench.py --format opencode --write benchmarks/RESULTS.md   # an OpenCode database
     python benchmarks/bench.py --format harbor --sessions 1000 --write benchmarks/RESULTS.md   # a Harbor job
     python benchmarks/bench.py --format claude-code --write benchmarks/RESULTS.md   # Claude Code projects
+    python benchmarks/bench.py --format agentsession-sqlite --write benchmarks/RESULTS.md   # one sessions.db
 
 For the corpus (``corpus.py``, or ``einox_corpus.py``/``codex_corpus.py`` with ``--format``; seed 1) this
 measures, in one run:
@@ -47,11 +48,13 @@ import os
 import platform
 import resource
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +72,7 @@ from gemini_corpus import build_gemini_corpus
 from harbor_corpus import build_harbor_corpus
 from opencode_corpus import build_opencode_corpus
 from pi_corpus import build_pi_corpus
+from sqlite_corpus import build_sqlite_corpus
 
 BUILDERS = {
     "agentsession": build_corpus,
@@ -79,6 +83,7 @@ BUILDERS = {
     "opencode": build_opencode_corpus,
     "harbor": build_harbor_corpus,
     "claude-code": build_claude_corpus,
+    "agentsession-sqlite": build_sqlite_corpus,
 }
 
 CHILD = """
@@ -106,13 +111,20 @@ def _cpu_of_children() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def store_input(store: Path) -> Path:
+    """What the export is given: the store folder, or the database a corpus folder holds."""
+    db = store / "sessions.db"
+    return db if db.is_file() else store
+
+
 def export(store: Path, out: Path, redact: bool, workers: int) -> dict[str, Any]:
     """One export in a fresh process: seconds inside ``run_export``, ``wall`` from process
     start (interpreter and imports included) to its end, ``cpu`` of the process and its
     workers, peak MB (children included), stage seconds (the driver's own work as
     ``driver/*``)."""
     shutil.rmtree(out, ignore_errors=True)
-    args = [sys.executable, "-c", CHILD, str(store), str(out), str(int(redact)), str(workers)]
+    args = [sys.executable, "-c", CHILD, str(store_input(store)), str(out), str(int(redact)),
+            str(workers)]  # fmt: skip
     cpu, start = _cpu_of_children(), time.perf_counter()
     text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     wall, cpu = time.perf_counter() - start, _cpu_of_children() - cpu
@@ -124,7 +136,8 @@ def command(store: Path, out: Path, workers: int) -> float:
     from process start (the console script of this Python's environment)."""
     shutil.rmtree(out, ignore_errors=True)
     script = Path(sys.executable).parent / "trajset"
-    args = [str(script), "export", str(store), "--out", str(out), "-q", "--workers", str(workers)]
+    args = [str(script), "export", str(store_input(store)), "--out", str(out), "-q",
+            "--workers", str(workers)]  # fmt: skip
     start = time.perf_counter()
     subprocess.run(args, check=True, capture_output=True)
     return time.perf_counter() - start
@@ -173,6 +186,12 @@ def floor_here(store: Path, out: Path) -> str:
                     orjson.loads(line)
     for path in sorted(store.rglob("session.json")):
         orjson.loads(path.read_bytes())
+    for path in sorted(store.rglob("*.db")):  # an agentsession database's lines
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            for (line,) in db.execute(
+                "SELECT header FROM sessions UNION ALL SELECT line FROM entries"
+            ):
+                orjson.loads(line)
     parse = time.perf_counter() - start
     docs = [orjson.loads(p.read_bytes()) for p in sorted((out / "atif").glob("*.json"))]
     start = time.perf_counter()

@@ -543,6 +543,7 @@ OTHERS = {
     "opencode": ("opencode_corpus", "build_opencode_corpus"),
     "harbor": ("harbor_corpus", "build_harbor_corpus"),
     "claude-code": ("claude_corpus", "build_claude_corpus"),
+    "agentsession-sqlite": ("sqlite_corpus", "build_sqlite_corpus"),
 }
 
 

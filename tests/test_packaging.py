@@ -93,7 +93,7 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path: Path, wheel: Path) ->
     assert len(list((tmp_path / "out" / "atif").glob("*.json"))) == 8
 
 
-@pytest.mark.parametrize("kind", ["agentsession", "einox", "claude-code"])
+@pytest.mark.parametrize("kind", ["agentsession", "einox", "claude-code", "agentsession-sqlite"])
 def test_the_benchmark_runner_runs_on_a_tiny_corpus(kind: str) -> None:
     """A smoke run only: no timing is asserted (machines are shared and noisy)."""
     tiny = ["--sessions", "2", "--repeat", "1", "--sizes", "1", "--tool-output-kb", "1"]
