@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from texts import jsonl, sentence, timestamp, tool_output
+from texts import jsonl, play, sentence, timestamp
 
 JSON = Any
 PER_PROJECT = 8
@@ -93,13 +93,6 @@ def build_claude_corpus(
         s = _Session(
             rng, sid, f"/work/project-{i // PER_PROJECT}", 1_780_000_000_000 + i * 3_600_000
         )
-        for t in range(turns):
-            task = f"Fix failing test {t} of module {i}: {sentence(rng, 8)}"
-            out = tool_output(rng, i, tool_output_bytes)
-            before = s.leaf
-            s.turn(i, task, out)
-            if t < turns - 1 and rng.random() < fork_rate:  # regenerated: the same parent again
-                s.leaf = before
-                s.turn(i, "Try again, differently: " + task, out)
+        play(s, rng, i, turns, fork_rate, tool_output_bytes)
         total += s.write(dest / f"-work-project-{i // PER_PROJECT}")
     return total

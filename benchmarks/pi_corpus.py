@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from texts import jsonl, sentence, timestamp, tool_output
+from texts import jsonl, play, sentence, timestamp
 
 JSON = Any
 PER_PROJECT = 8
@@ -105,13 +105,6 @@ def build_pi_corpus(
         )
         s.entry("model_change", 5, provider="anthropic", modelId=MODEL)
         s.entry("thinking_level_change", 0, thinkingLevel="high")
-        for t in range(turns):
-            task = f"Fix failing test {t} of module {i}: {sentence(rng, 8)}"
-            out = tool_output(rng, i, tool_output_bytes)
-            before = s.leaf
-            s.turn(i, task, out)
-            if t < turns - 1 and rng.random() < fork_rate:  # regenerated: back to the turn's parent
-                s.leaf = before
-                s.turn(i, "Try again, differently: " + task, out)
+        play(s, rng, i, turns, fork_rate, tool_output_bytes)
         total += s.write(dest / f"--work-project-{i // PER_PROJECT}--", sid, ms)
     return total

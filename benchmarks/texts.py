@@ -67,6 +67,21 @@ def tool_output(rng: random.Random, index: int, size: int, secrets: bool = True)
     return out
 
 
+def play(session: Any, rng: random.Random, index: int, turns: int, fork_rate: float,
+         tool_output_bytes: int) -> None:  # fmt: skip
+    """Conversation ``index``'s turns into a tree-shaped ``session`` (one with a ``leaf`` and
+    a ``turn(index, prompt, output)``): a regenerated turn goes back to the turn's parent and
+    asks again, so the two prompts are siblings."""
+    for t in range(turns):
+        task = f"Fix failing test {t} of module {index}: {sentence(rng, 8)}"
+        out = tool_output(rng, index, tool_output_bytes)
+        before = session.leaf
+        session.turn(index, task, out)
+        if t < turns - 1 and rng.random() < fork_rate:
+            session.leaf = before
+            session.turn(index, "Try again, differently: " + task, out)
+
+
 def timestamp(ms: int) -> str:
     """RFC 3339 UTC with milliseconds and ``Z`` (``2026-06-02T15:40:09.120Z``), as the agents write."""
     return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)).strftime(
