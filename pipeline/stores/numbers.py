@@ -103,13 +103,16 @@ def taken() -> list[Issue]:
     return found
 
 
-def usage(inp: int, out: int, cached: int = 0, reasoning: int = 0) -> dict[str, JSON]:
+def usage(
+    inp: int, out: int, cached: int = 0, reasoning: int = 0, total: int = 0
+) -> dict[str, JSON]:
     """An Open Responses ``usage`` of one model call from its counts (``inp`` holds the
-    cached tokens; ``out`` the reasoning ones)."""
+    cached tokens; ``out`` the reasoning ones; ``total`` as the store gave it, else 0 for
+    ``inp + out``)."""
     return {
         "input_tokens": inp,
         "output_tokens": out,
-        "total_tokens": inp + out,
+        "total_tokens": total or inp + out,
         "input_tokens_details": {"cached_tokens": cached},
         "output_tokens_details": {"reasoning_tokens": reasoning},
     }

@@ -126,9 +126,7 @@ def usage(info: JSON, source: str, line: int) -> dict[str, JSON] | None:
     if got is None:
         return None
     inp, out, cached, reasoning, total = got
-    use = numbers.usage(inp, out, cached, reasoning)
-    use["total_tokens"] = total or use["total_tokens"]
-    return use
+    return numbers.usage(inp, out, cached, reasoning, total)
 
 
 def text_message(role: str, text: str, images: JSON = None) -> dict[str, JSON]:

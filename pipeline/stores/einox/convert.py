@@ -205,7 +205,7 @@ class Converter:
             where = f"events[id={usage.id}].data"
             if (got := counts(d, keys, where, str(self.record.path), None)) is not None:
                 pt, ct, total = got
-                body["usage"] = {**numbers.usage(pt, ct), "total_tokens": total or pt + ct}
+                body["usage"] = numbers.usage(pt, ct, total=total)
             body["einox:usage"] = d
         self.out.add("response", ts, **body, **mark)
         for cid, target in call_ids.items():
