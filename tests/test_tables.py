@@ -25,7 +25,7 @@ from trajset.pipeline import (
     sample_store,
 )
 from trajset.pipeline.cli import app
-from trajset.pipeline.outputs import parquet
+from trajset.pipeline.outputs import parquet, part_files
 from trajset.pipeline.run.results import InputLog, UnitResult
 from trajset.pipeline.stores import Unit, discover, fingerprint
 from trajset.pipeline.tables import CONFIGS, SCHEMAS, preferences
@@ -306,7 +306,7 @@ def test_shards_split_at_the_byte_cap_and_small_tables_stay_one_shard(
     assert len(parts) > 2
     assert len(list((out / "data" / "steps").glob("*.parquet"))) == 1
     rows = pq.read_table(out / "data" / "steps").num_rows
-    facts = [parquet.part_facts(p) for p in parts]
+    facts = [part_files.part_facts(p) for p in parts]
     small = RunSettings(shard_bytes=4000)  # below the parts' total: split
     assert sum(s for _, s in facts) > 4000
     plan = parquet.ShardPlan(tmp_path / "again", "steps", small)
@@ -315,7 +315,7 @@ def test_shards_split_at_the_byte_cap_and_small_tables_stay_one_shard(
     written = [task.path for task in plan.tasks()]
     for task in plan.tasks():  # each shard holds exactly its parts' rows, read back by value
         parquet.write_shard(task)
-        expected_rows = pa.concat_tables([parquet.read_part(p) for p, _, _ in task.parts])
+        expected_rows = pa.concat_tables([part_files.read_part(p) for p, _, _ in task.parts])
         expected = [{**r, "split": "train"} for r in expected_rows.to_pylist()]  # set when written
         assert pq.read_table(task.path).to_pylist() == expected
     split = pa.concat_tables([pq.read_table(p) for p in written])

@@ -65,8 +65,19 @@ def table_placeholders(table: pa.Table) -> Counter[str]:
     counts: Counter[str] = Counter()
     for column in table.columns:
         for chunk in column.chunks:
-            for strings in _strings(chunk):
-                _count(strings, counts)
+            if pa.types.is_dictionary(chunk.type):  # a shared column: each value once
+                for i, uses in Counter(chunk.indices.to_pylist()).items():
+                    once = _placeholders(chunk.dictionary.slice(i, 1))
+                    counts.update({rule: n * uses for rule, n in once.items()})
+            else:
+                counts.update(_placeholders(chunk))
+    return counts
+
+
+def _placeholders(array: pa.Array) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for strings in _strings(array):
+        _count(strings, counts)
     return counts
 
 

@@ -1,6 +1,6 @@
 """Parquet files as ``datasets`` writes them (DESIGN §4, datasets-and-ecosystem §2.3).
 
-A batch of units writes its rows to Arrow IPC part files under
+A batch of units writes its rows to Arrow IPC part files (``part_files``) under
 ``DIR/.trajset/parts/`` (its share of every table, which is also what
 ``--mode resume`` keeps).  ``ShardPlan`` takes the parts' facts in unit
 order as each batch's result arrives and cuts them into the shards
@@ -26,10 +26,9 @@ from ..options import RunSettings
 from ..tables import SCHEMAS
 from .audit import table_placeholders
 from .files import atomic_path, atomic_write
+from .part_files import contiguous, read_part, row_bytes
 from .tables_info import shard_facts
 
-#: parts at least this large are memory-mapped when assembled, smaller ones read
-MAP_BYTES = 1 << 20
 WRITE_OPTIONS: dict[str, Any] = {
     "compression": "zstd",
     # level 3 (zstd's own default; Arrow's is 1): 15% smaller shards on the benchmark
@@ -38,49 +37,6 @@ WRITE_OPTIONS: dict[str, Any] = {
     "write_page_index": True,
     "write_statistics": True,
 }
-
-
-def to_table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
-    """Rows cast to the declared schema of table ``name`` (never inferred), converted as one
-    struct array: half the time of ``Table.from_pylist``, which gathers each column in Python."""
-    schema = SCHEMAS[name]
-    table = pa.Table.from_struct_array(pa.array(rows, type=pa.struct(schema)))
-    return table.replace_schema_metadata(schema.metadata)
-
-
-def write_part(path: Path, table: pa.Table) -> tuple[int, int]:
-    """Rows as an Arrow IPC part file (cheap to write, mapped when assembled); returns
-    its ``part_facts``, which the assembly needs before it reads the part, from the table
-    in memory (the file holds the same buffers; the file is not read back).  Streamed to
-    the file (a large buffer goes straight through): the benchmark corpus's 500 MB of parts
-    took 0.96 s through a buffer in memory, then the file, and 0.46-0.50 s this way."""
-    with atomic_path(path) as tmp:
-        with (
-            pa.OSFile(str(tmp), "wb") as raw,
-            pa.BufferedOutputStream(raw, 1 << 20) as sink,
-            pa.ipc.new_file(sink, table.schema) as w,
-        ):
-            w.write_table(table)
-        return table.num_rows, int(table.nbytes)
-
-
-def read_part(path: Path) -> pa.Table:
-    """A part's rows.  A large part is memory-mapped (no copy; unmapped when its rows are
-    freed); a small one is read into memory and its file closed, so a row group gathering
-    tens of thousands of small parts never holds a mapping each (the kernel allows 65,530)."""
-    if path.stat().st_size >= MAP_BYTES:
-        with pa.memory_map(str(path)) as f:  # closing keeps the mapping while rows use it
-            return pa.ipc.open_file(f).read_all()
-    with pa.OSFile(str(path)) as f:
-        return pa.ipc.open_file(f).read_all()
-
-
-def part_facts(part: Path | pa.Buffer) -> tuple[int, int]:
-    """(rows, in-memory bytes) of a part, its file or its bytes, as the assembly reads it:
-    through a mapping (no copy) closed at once."""
-    with pa.memory_map(str(part)) if isinstance(part, Path) else pa.BufferReader(part) as f:
-        table = pa.ipc.open_file(f).read_all()
-        return table.num_rows, int(table.nbytes)
 
 
 class HashingSink(io.RawIOBase):
@@ -145,7 +101,7 @@ class _RowGroups:
                 self.size += nbytes
             else:
                 table = table if table is not None else _load(source)
-                self.size += table.slice(start, n).nbytes
+                self.size += row_bytes(table.slice(start, n))
             self.pending.append((source, start, n))
             start += n
             if self.size >= self.cap:
@@ -161,7 +117,7 @@ class _RowGroups:
             if source is not last:  # consecutive slices of one source share one read
                 last, table = source, _load(source)
             pieces.append(table.slice(start, n))
-        group = pa.concat_tables(pieces).combine_chunks()
+        group = contiguous(pieces)
         if self.drop:
             keep = [k not in self.drop for k in _keys(group, self.key)]
             left_out = group.filter(pa.array([not k for k in keep]))

@@ -40,7 +40,8 @@ from ..outputs.markers import (
     read_marker,
     write_marker,
 )
-from ..outputs.parquet import to_table, write_shard, write_single
+from ..outputs.parquet import write_shard, write_single
+from ..outputs.part_files import to_table
 from ..stores import SessionIndex, Unit, discover, fingerprint, identities, skipped_paths
 from ..tables import TABLES
 from ..tables.where import compile_where

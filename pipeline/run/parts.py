@@ -16,7 +16,8 @@ from trajset.schemas.records import ErrorRow
 from ..options import RunSettings
 from ..outputs.audit import table_placeholders
 from ..outputs.markers import part_path
-from ..outputs.parquet import ShardPlan, ShardTask, Split, read_part, to_table, write_part
+from ..outputs.parquet import ShardPlan, ShardTask, Split
+from ..outputs.part_files import read_part, to_table, write_part
 from ..outputs.tables_info import table_facts
 from ..splits import TRAIN, Splits, assign, split_names
 from ..tables import CONFIGS, TABLES, Row
@@ -55,7 +56,7 @@ def write_parts(
     for name in TABLES:
         path = part_path(out, batch_key(batch), seq, name)
         if rows[name]:
-            table = to_table(name, rows[name])
+            table = to_table(name, rows[name], TABLES[name].shared)
             facts[name] = write_part(path, table)
             if audit and (counts := table_placeholders(table)):
                 found[name] = dict(sorted(counts.items()))

@@ -55,3 +55,6 @@ class Table:
     derive: (
         tuple[str, Callable[[SessionExport], Callable[[Row, Counter[str]], Iterable[Row]]]] | None
     ) = None
+    #: columns whose value one object holds for many rows (a fork's pairs share its
+    #: prompt): a part writes each such object once (``part_files.to_table``)
+    shared: tuple[str, ...] = ()

@@ -129,4 +129,5 @@ TABLE = Table(
         messages=lambda r: [*r["prompt"], *r["completion"]],
         counter="kto_rows_dropped_duplicate",
     ),
+    shared=("prompt",),  # a fork's pairs, and their KTO rows, hold one prompt
 )

@@ -244,4 +244,5 @@ TABLE = Table(
         messages=lambda r: [*r["prompt"], *r["chosen"], *r["rejected"]],
         counter="pairs_dropped_duplicate",
     ),
+    shared=("prompt",),  # a fork's pairs, and their KTO rows, hold one prompt
 )

@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import UsageError
-from ..outputs.parquet import to_table, write_single
+from ..outputs.parquet import write_single
+from ..outputs.part_files import to_table
 from ..tokenizing import TokenizeOptions
 from .render import Renderer
 from .rows import pair_rows, tokenized_rows

@@ -1,0 +1,98 @@
+"""Parts with a shared column: a fork's pairs (and their KTO rows) hold one prompt object,
+which a part writes once as a dictionary; the row groups hold it row by row, as before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
+from trajset.pipeline.outputs import parquet, part_files
+from trajset.pipeline.outputs.audit import table_placeholders
+from trajset.pipeline.tables import SCHEMAS, TABLES
+
+P = "[REDACTED:email_v2:3]"
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    """The sample store's pairs and KTO rows, each distinct prompt one object as the tables
+    build them, one of them holding a placeholder."""
+    out = tmp_path_factory.mktemp("export")
+    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
+    found: dict[str, list[dict[str, Any]]] = {}
+    for name in ("preferences", "kto"):
+        held: dict[str, Any] = {}
+        found[name] = pq.read_table(out / "data" / name).to_pylist()
+        for r in found[name]:
+            r["prompt"] = held.setdefault(json.dumps(r["prompt"]), r["prompt"])
+        first = found[name][0]["prompt"]
+        first.append({**first[-1], "content": f"{P} again {P}"})
+    return found
+
+
+@pytest.mark.parametrize("name", ["preferences", "kto"])
+def test_a_shared_prompt_is_written_once_and_assembled_as_every_row_holds_it(
+    rows: dict[str, list[dict[str, Any]]], name: str, tmp_path: Path
+) -> None:
+    plain = part_files.to_table(name, rows[name])
+    assert TABLES[name].shared == ("prompt",)
+    shared = part_files.to_table(name, rows[name], TABLES[name].shared)
+    distinct = len({id(r["prompt"]) for r in rows[name]})
+    assert 1 < distinct < len(rows[name])  # the sample store's forks have several pairs
+    assert len(shared.column("prompt").chunk(0).dictionary) == distinct
+    part_files.write_part(tmp_path / "plain.arrow", plain)
+    part_files.write_part(tmp_path / "shared.arrow", shared)
+    assert (tmp_path / "shared.arrow").stat().st_size < (tmp_path / "plain.arrow").stat().st_size
+    back = part_files.read_part(tmp_path / "shared.arrow")
+    assert part_files.contiguous([back]).equals(plain, check_metadata=True)
+    # slices, and an older plain part between shared ones (a resumed run), come out in order
+    pieces = [back.slice(0, 3), part_files.read_part(tmp_path / "plain.arrow"), back.slice(3)]
+    expected = pa.concat_tables([plain.slice(0, 3), plain, plain.slice(3)]).combine_chunks()
+    assert part_files.contiguous(pieces).equals(expected, check_metadata=True)
+    assert table_placeholders(shared) == table_placeholders(plain)
+    assert table_placeholders(shared)["email_v2"] == 2 * sum(
+        r["prompt"] is rows[name][0]["prompt"] for r in rows[name]
+    )
+
+
+def test_a_shared_columns_bytes_count_its_value_once_per_row(
+    rows: dict[str, list[dict[str, Any]]],
+) -> None:
+    """Row groups and shards are cut by ``row_bytes``: the plain table's bytes, within the
+    offset and validity bytes each row's own slice of the value counts again."""
+    plain = part_files.to_table("kto", rows["kto"])
+    shared = part_files.to_table("kto", rows["kto"], ("prompt",))
+    assert part_files.row_bytes(plain) == plain.nbytes
+    assert plain.nbytes <= part_files.row_bytes(shared) <= plain.nbytes + 16 * plain.num_rows
+    assert shared.nbytes < plain.nbytes
+    half = shared.slice(0, shared.num_rows // 2)
+    assert part_files.row_bytes(half) <= part_files.row_bytes(shared) // 2 + 16 * plain.num_rows
+
+
+def test_a_table_of_shared_rows_is_written_byte_identical_to_its_plain_rows(
+    rows: dict[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    """A shard from shared parts is the same file as from plain parts (row groups of about
+    a row, so a part of two rows is cut inside)."""
+    written = {}
+    for kind, shared in (("plain", ()), ("shared", ("prompt",))):
+        parts = []
+        for i in range(0, len(rows["kto"]), 2):
+            path = tmp_path / kind / f"{i}.arrow"
+            path.parent.mkdir(exist_ok=True)
+            facts = part_files.write_part(
+                path, part_files.to_table("kto", rows["kto"][i : i + 2], shared)
+            )
+            parts.append((path, *facts))
+        cap = part_files.row_bytes(part_files.to_table("kto", rows["kto"][:1]))
+        task = parquet.ShardTask("kto", tmp_path / f"{kind}.parquet", tuple(parts), cap)
+        written[kind] = parquet.write_shard(task)
+        assert pq.read_table(task.path).schema.equals(SCHEMAS["kto"])
+    assert (tmp_path / "plain.parquet").read_bytes() == (tmp_path / "shared.parquet").read_bytes()
+    assert pq.ParquetFile(tmp_path / "plain.parquet").metadata.num_row_groups > 2
