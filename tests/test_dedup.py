@@ -147,9 +147,10 @@ def test_a_copied_fork_gives_its_pairs_once(tmp_path: Path, workers: int) -> Non
     kept = {p["pair_id"] for p in pairs}
     assert {d["duplicate_of"]["pair_id"] for d in listed} == kept
     assert all(d["session_id"][-2:] == "b2" for d in listed)
-    # the audit counts the placeholders in the tables as written, not in the rows left out
+    # the audit counts the placeholders in the tables as written, not in the rows left out;
+    # a fork's prompt once per row of it (a part holds it once)
     outputs = manifest["redaction"]["outputs"]
-    for table in ("preferences", "sft"):
+    for table in ("preferences", "kto", "sft", "steps"):
         written = sum(
             count_placeholders(json.dumps(r, ensure_ascii=False)).get("email", 0)
             for r in _rows(out, table)

@@ -1,7 +1,8 @@
 """The redaction audit of an output: placeholders per rule, counted in what is written.
 
-Documents are counted in the bytes written.  A table's rows are counted in the
-Arrow table a part is written from (``table_placeholders``): every string
+Documents are counted in the bytes written.  A table's rows are counted in each
+row group as its shard writes it (``table_placeholders``, ``parquet.write_shard``),
+so rows left out as duplicates are never counted: every string
 column, nested ones included, is one run of UTF-8 bytes, scanned once; a match
 is counted only when it lies inside one value (one value's end and the next
 one's start never make a placeholder).  No row is serialised again for this.
@@ -65,19 +66,8 @@ def table_placeholders(table: pa.Table) -> Counter[str]:
     counts: Counter[str] = Counter()
     for column in table.columns:
         for chunk in column.chunks:
-            if pa.types.is_dictionary(chunk.type):  # a shared column: each value once
-                for i, uses in Counter(chunk.indices.to_pylist()).items():
-                    once = _placeholders(chunk.dictionary.slice(i, 1))
-                    counts.update({rule: n * uses for rule, n in once.items()})
-            else:
-                counts.update(_placeholders(chunk))
-    return counts
-
-
-def _placeholders(array: pa.Array) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for strings in _strings(array):
-        _count(strings, counts)
+            for strings in _strings(chunk):
+                _count(strings, counts)
     return counts
 
 

@@ -84,10 +84,11 @@ class _RowGroups:
         tools: dict[tuple[str, str], str] | None = None,
         key: tuple[str, ...] = (),
         split: Split | None = None,
+        audit: bool = False,
     ) -> None:
         self.writer, self.cap, self.drop, self.tools = writer, cap, drop, tools or {}
-        self.key, self.split = key, split or Split()
-        self.dropped_placeholders: Counter[str] = Counter()  # in the rows left out
+        self.key, self.split, self.audit = key, split or Split(), audit
+        self.placeholders: Counter[str] = Counter()  # per rule, in the rows written (``audit``)
         self.pending: list[tuple[Source, int, int]] = []  # (source, first row, rows)
         self.size = 0
         self.written = False
@@ -119,15 +120,14 @@ class _RowGroups:
             pieces.append(table.slice(start, n))
         group = contiguous(pieces)
         if self.drop:
-            keep = [k not in self.drop for k in _keys(group, self.key)]
-            left_out = group.filter(pa.array([not k for k in keep]))
-            self.dropped_placeholders.update(table_placeholders(left_out))
-            group = group.filter(pa.array(keep))
+            group = group.filter(pa.array([k not in self.drop for k in _keys(group, self.key)]))
         if self.tools:
             group = _with_inferred_tools(group, self.tools)
         group = self.split.rows(group)
         if not group.schema.equals(self.writer.schema, check_metadata=True):
             group = group.cast(self.writer.schema)  # an equal schema's cast still copies
+        if self.audit:
+            self.placeholders.update(table_placeholders(group))
         self.writer.write_table(group, row_group_size=max(1, group.num_rows))
         self.pending, self.size, self.written = [], 0, True
 
@@ -210,6 +210,8 @@ class ShardTask:
     tools: tuple[tuple[tuple[str, str], str], ...] = ()
     #: the split the shard holds, and which sessions' rows that is
     split: Split = Split()
+    #: count the redaction placeholders per rule in the rows written (the export redacts)
+    audit: bool = False
 
     @property
     def nbytes(self) -> int:
@@ -221,8 +223,8 @@ def write_shard(task: ShardTask) -> dict[str, Any]:
     facts (``tables_info.shard_facts``), taken as it is written: its checksum from the
     bytes on their way to the file, rows and sizes from the writer's footer, so the shard
     is never read back.  A task without parts writes the table's schema with no rows.
-    ``dropped_placeholders``: the redaction placeholders per rule in the rows it left out
-    (the parts' audit counted them; the table written does not hold them)."""
+    With ``task.audit``, ``placeholders``: the redaction placeholders per rule in the rows
+    written (``audit.table_placeholders`` of each row group)."""
     schema = SCHEMAS[task.table]
     footer: list[pq.FileMetaData] = []
     with atomic_path(task.path) as tmp, open(tmp, "wb") as raw:
@@ -232,7 +234,7 @@ def write_shard(task: ShardTask) -> dict[str, Any]:
         ) as writer:
             groups = _RowGroups(
                 writer, task.row_group_bytes, frozenset(task.drop), dict(task.tools), task.key,
-                task.split,
+                task.split, task.audit,
             )  # fmt: skip
             for part, rows, nbytes in task.parts:
                 groups.add(part, rows, nbytes)
@@ -240,8 +242,8 @@ def write_shard(task: ShardTask) -> dict[str, Any]:
             if not task.parts:
                 writer.write_table(schema.empty_table())
     facts: dict[str, Any] = shard_facts(footer[0], sink.size, sink.digest.hexdigest())
-    if groups.dropped_placeholders:
-        facts["dropped_placeholders"] = dict(sorted(groups.dropped_placeholders.items()))
+    if groups.placeholders:
+        facts["placeholders"] = dict(sorted(groups.placeholders.items()))
     return facts
 
 

@@ -87,11 +87,17 @@ def contiguous(pieces: list[pa.Table]) -> pa.Table:
 
 
 def _rows(chunk: pa.Array) -> list[pa.Array]:
-    """A dictionary array as its rows' values, one slice each; any other array as itself."""
+    """A dictionary array as its rows' values, a slice per run of consecutive values (the
+    distinct values are in order of first use); any other array as itself."""
     if not pa.types.is_dictionary(chunk.type):
         return [chunk]
-    values = chunk.dictionary
-    return [values.slice(i, 1) for i in chunk.indices.to_pylist()]
+    runs: list[list[int]] = []  # [first value, count]
+    for i in chunk.indices.to_pylist():
+        if runs and runs[-1][0] + runs[-1][1] == i:
+            runs[-1][1] += 1
+        else:
+            runs.append([i, 1])
+    return [chunk.dictionary.slice(i, n) for i, n in runs]
 
 
 def write_part(path: Path, table: pa.Table) -> tuple[int, int]:

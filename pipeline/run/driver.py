@@ -98,8 +98,6 @@ def run_units(
         with kept.stats.timed("driver/results"):
             for r in result.units:
                 kept.add(r)
-            for table, found in result.placeholders():
-                kept.ledger.redacted(table, found)
     for _ in fresh:  # run the executor to its end (a pool shuts down there)
         raise RuntimeError("the executor returned more results than it was given batches")
     kept.ledger.add("units", len(units))
@@ -162,7 +160,7 @@ def assemble_outputs(
         with result.stats.timed("driver/plan_shards"):
             facts = assembly.facts(tasks, written)
             for task, shard in zip(tasks, written, strict=True):
-                result.ledger.unredacted(task.table, shard.get("dropped_placeholders", {}))
+                result.ledger.redacted(task.table, shard.get("placeholders", {}))
         with result.stats.timed("driver/errors_file"):
             errors = [asdict(e) for e in result.errors]
             row_group_bytes = (settings or RunSettings()).row_group_bytes
@@ -216,7 +214,9 @@ def run_export(
         )  # fmt: skip
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         near = options.dedup_threshold if options.dedup == "near" else None
-        assembly = Assembly(target, run.settings, near, options.split, options.split_by)
+        assembly = Assembly(
+            target, run.settings, near, options.split, options.split_by, redactor.active
+        )
         with small_pages(), make_executor(run) as executor:  # small pages in its workers too
             with fewer_collections():
                 result = run_units(ctx, units, run, RunResult(inputs), executor, assembly, progress)

@@ -61,14 +61,6 @@ class Ledger:
         if found:
             self.redactions.setdefault(place, Counter()).update(found)
 
-    def unredacted(self, place: str, found: Mapping[str, int]) -> None:
-        """Placeholders counted in rows that were not written after all (duplicates)."""
-        counts = self.redactions.get(place)
-        if counts is not None:
-            counts.subtract(found)
-            for rule in [r for r, n in counts.items() if n <= 0]:
-                del counts[rule]
-
     # ---- merging, checking, writing
     def merge(self, other: Ledger) -> None:
         self.counts.update(other.counts)

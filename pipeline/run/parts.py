@@ -1,6 +1,5 @@
-"""A batch's share of every table as Arrow IPC parts (none for a table it has no rows of)
-with the redaction audit of each, the redaction of a unit's error rows (they travel in
-its result and marker), and the assembly that plans each table's shards from the parts
+"""A batch's share of every table as Arrow IPC parts (none for a table it has no rows of),
+the redaction of a unit's error rows (they travel in its result and marker), and the assembly that plans each table's shards from the parts
 as results arrive (the workers write them, ``parquet.write_shard``)."""
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from trajset.redactors import Redactor
 from trajset.schemas.records import ErrorRow
 
 from ..options import RunSettings
-from ..outputs.audit import table_placeholders
 from ..outputs.markers import part_path
 from ..outputs.parquet import ShardPlan, ShardTask, Split
 from ..outputs.part_files import read_part, to_table, write_part
@@ -24,7 +22,7 @@ from ..tables import CONFIGS, TABLES, Row
 from ..tables.tool_schemas import Shapes, call_shapes, merge, schemas
 from .batches import Batch, batch_key
 from .dedup import Digests, RowKey, decide, digests
-from .results import BatchResult, PartAudit, PartFacts, UnitResult
+from .results import BatchResult, PartFacts, UnitResult
 
 JSON = Any
 
@@ -45,24 +43,20 @@ def redact_errors(r: Redactor, result: UnitResult) -> None:
 
 
 def write_parts(
-    out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]], audit: bool, dedup: str
-) -> tuple[PartFacts, PartAudit, Digests, Shapes]:
+    out: Path, batch: Batch, seq: int, rows: dict[str, list[Row]], dedup: str
+) -> tuple[PartFacts, Digests, Shapes]:
     """Part ``seq`` of the batch: a file per table it holds rows of; returns their facts,
-    with ``audit`` the placeholders per rule in each (counted in the table written), and
-    with ``dedup`` the digest of each row of the tables it applies to."""
+    and with ``dedup`` the digest of each row of the tables it applies to."""
     facts: PartFacts = {}
-    found: PartAudit = {}
     held = digests(rows, dedup == "near") if dedup != "off" else {}
     for name in TABLES:
         path = part_path(out, batch_key(batch), seq, name)
         if rows[name]:
             table = to_table(name, rows[name], TABLES[name].shared)
             facts[name] = write_part(path, table)
-            if audit and (counts := table_placeholders(table)):
-                found[name] = dict(sorted(counts.items()))
         else:  # no part for no rows (most batches have no outcomes); a stale one must not stay
             path.unlink(missing_ok=True)
-    return facts, found, held, call_shapes(rows.get("sft", []))
+    return facts, held, call_shapes(rows.get("sft", []))
 
 
 def _splits_held(
@@ -89,8 +83,10 @@ class Assembly:
         near: float | None = None,
         splits: Splits = (),
         split_by: str | None = None,
+        audit: bool = False,
     ) -> None:
         self.out, self.near, self.splits, self.split_by = out, near, splits, split_by
+        self.audit = audit  # the shards count the placeholders in the rows they write
         self.plans = {name: ShardPlan(out, name, settings) for name in CONFIGS}
         self.digests: Digests = {}  # every row's, per table, in unit order
         self.dropped: dict[str, dict[RowKey, RowKey]] = {}  # per table
@@ -133,6 +129,7 @@ class Assembly:
                 name = task.split.name
                 task = replace(
                     task,
+                    audit=self.audit,
                     split=Split(name, exclude=held)
                     if name == TRAIN
                     else Split(name, include=frozenset(placed.get(name, ()))),

@@ -65,8 +65,6 @@ class UnitResult:
 
 #: (rows, in-memory bytes) of each table a part holds rows of
 PartFacts = dict[str, tuple[int, int]]
-#: placeholders per rule in each table of a part (the redaction audit; empty without one)
-PartAudit = dict[str, dict[str, int]]
 
 
 @dataclass
@@ -76,8 +74,6 @@ class BatchResult:
     batch: Batch
     units: list[UnitResult] = field(default_factory=list)
     parts: list[PartFacts] = field(default_factory=list)
-    #: each part's redaction audit, in the order of ``parts``
-    audit: list[PartAudit] = field(default_factory=list)
     #: each part's row digests per table (``dedup.digests``; none with ``--dedup off``)
     digests: list[Digests] = field(default_factory=list)
     #: each part's tool-call shapes (``tool_schemas.call_shapes`` of its ``sft`` rows)
@@ -89,7 +85,6 @@ class BatchResult:
         return {
             "units": [r.to_json() for r in self.units],
             "parts": self.parts,
-            "audit": self.audit,
             "digests": self.digests,
             "shapes": self.shapes,
             "worker": self.worker,
@@ -111,12 +106,7 @@ class BatchResult:
     def from_json(cls, batch: Batch, d: dict[str, Any]) -> BatchResult:
         units = [UnitResult.from_json(u, r) for u, r in zip(batch, d["units"], strict=True)]
         parts = [{k: (v[0], v[1]) for k, v in p.items()} for p in d["parts"]]
-        return cls(batch, units, parts, d["audit"], d["digests"], d["shapes"], d.get("worker", 0))
-
-    def placeholders(self) -> Iterator[tuple[str, dict[str, int]]]:
-        """(table, placeholders per rule) of every part."""
-        for part in self.audit:
-            yield from part.items()
+        return cls(batch, units, parts, d["digests"], d["shapes"], d.get("worker", 0))
 
 
 class InputLog(list[dict[str, Any]]):

@@ -99,19 +99,18 @@ class BatchParts:
     held stay bounded.  A unit that writes many documents hands its rows on the way: they
     go to parts of their own (after a part of the units before), removed if the unit fails."""
 
-    def __init__(self, ctx: RunContext, batch: Batch, audit: bool) -> None:
-        self.ctx, self.out, self.audit = ctx, BatchResult(batch), audit
+    def __init__(self, ctx: RunContext, batch: Batch) -> None:
+        self.ctx, self.out = ctx, BatchResult(batch)
         self.rows, self.pending = no_rows(), 0
         self.unit_first: int | None = None  # the current unit's first part, once it spilled
 
     def _write(self) -> None:
         if any(self.rows.values()):
             seq = len(self.out.parts)
-            facts, found, digests, shapes = write_parts(
-                self.ctx.out, self.out.batch, seq, self.rows, self.audit, self.ctx.options.dedup
+            facts, digests, shapes = write_parts(
+                self.ctx.out, self.out.batch, seq, self.rows, self.ctx.options.dedup
             )
             self.out.parts.append(facts)
-            self.out.audit.append(found)
             self.out.digests.append(digests)
             self.out.shapes.append(shapes)
         self.rows, self.pending = no_rows(), 0
@@ -131,7 +130,6 @@ class BatchParts:
             for name in facts:
                 part_path(self.ctx.out, key, seq, name).unlink(missing_ok=True)
         del self.out.parts[first:]
-        del self.out.audit[first:]
         del self.out.digests[first:]
         del self.out.shapes[first:]
         self.unit_first = None
@@ -149,7 +147,7 @@ class BatchParts:
 
 def process_batch(ctx: RunContext, rt: Runtime, batch: Batch) -> BatchResult:
     """Each unit of the batch in order, their rows into parts (``BatchParts``)."""
-    parts = BatchParts(ctx, batch, audit=rt.redactor.active)
+    parts = BatchParts(ctx, batch)
     with fewer_collections(), small_pages():
         for i, unit in enumerate(batch):
             result, rows = process_unit(ctx, rt, unit, parts)

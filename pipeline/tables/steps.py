@@ -12,8 +12,25 @@ from ..jsonio import dumps_compact
 from .base import Row, Table
 from .messages import text_of
 
+#: a slice's observation lists by their results (source call ids and content objects), so
+#: the steps of trajectories through one entry hold one list (``Table.shared``)
+Observed = dict[tuple[tuple[Any, int], ...], list[dict[str, Any]]]
 
-def step_row(session_id: str, leaf_id: str, step: dict[str, Any]) -> Row:
+
+def _observations(step: dict[str, Any], held: Observed) -> list[dict[str, Any]]:
+    results = (step.get("observation") or {}).get("results", [])
+    key = tuple((r.get("source_call_id"), id(r.get("content"))) for r in results)
+    if key not in held:  # the documents, and so each content object, live through the slice
+        held[key] = [
+            {"source_call_id": r.get("source_call_id"), "content": text_of(r.get("content"))}
+            for r in results
+        ]
+    return held[key]
+
+
+def step_row(
+    session_id: str, leaf_id: str, step: dict[str, Any], held: Observed | None = None
+) -> Row:
     metrics = step.get("metrics") or {}
     extra = dict(step.get("extra") or {})
     return {
@@ -34,10 +51,7 @@ def step_row(session_id: str, leaf_id: str, step: dict[str, Any]) -> Row:
             }
             for c in step.get("tool_calls") or []
         ],
-        "observations": [
-            {"source_call_id": r.get("source_call_id"), "content": text_of(r.get("content"))}
-            for r in (step.get("observation") or {}).get("results", [])
-        ],
+        "observations": _observations(step, {} if held is None else held),
         "prompt_tokens": metrics.get("prompt_tokens"),
         "completion_tokens": metrics.get("completion_tokens"),
         "cached_tokens": metrics.get("cached_tokens"),
@@ -48,15 +62,18 @@ def step_row(session_id: str, leaf_id: str, step: dict[str, Any]) -> Row:
     }
 
 
-def trajectory_steps(et: ExportedTrajectory) -> list[Row]:
+def trajectory_steps(et: ExportedTrajectory, held: Observed | None = None) -> list[Row]:
     sid, leaf = et.trajectory.session.id, et.trajectory.leaf_id
-    return [step_row(sid, leaf, step) for step in et.document["steps"]]
+    return [step_row(sid, leaf, step, held) for step in et.document["steps"]]
 
 
 def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
-    out = [r for et in export.kept for r in trajectory_steps(et)]
+    held: Observed = {}
+    out = [r for et in export.kept for r in trajectory_steps(et, held)]
     stats["steps"] += len(out)
     return out
 
 
-TABLE = Table("steps", STEPS, "one row per ATIF step of every trajectory", rows)
+TABLE = Table(
+    "steps", STEPS, "one row per ATIF step of every trajectory", rows, shared=("observations",)
+)
