@@ -12,6 +12,7 @@
     python benchmarks/bench.py --format harbor --sessions 1000 --write benchmarks/RESULTS.md   # a Harbor job
     python benchmarks/bench.py --format claude-code --write benchmarks/RESULTS.md   # Claude Code projects
     python benchmarks/bench.py --format agentsession-sqlite --write benchmarks/RESULTS.md   # one sessions.db
+    python benchmarks/bench.py --format suga --write benchmarks/RESULTS.md   # one suga export
 
 For the corpus (``corpus.py``, or ``einox_corpus.py``/``codex_corpus.py`` with ``--format``; seed 1) this
 measures, in one run:
@@ -73,6 +74,7 @@ from harbor_corpus import build_harbor_corpus
 from opencode_corpus import build_opencode_corpus
 from pi_corpus import build_pi_corpus
 from sqlite_corpus import build_sqlite_corpus
+from suga_corpus import build_suga_corpus
 
 BUILDERS = {
     "agentsession": build_corpus,
@@ -84,6 +86,7 @@ BUILDERS = {
     "harbor": build_harbor_corpus,
     "claude-code": build_claude_corpus,
     "agentsession-sqlite": build_sqlite_corpus,
+    "suga": build_suga_corpus,
 }
 
 CHILD = """

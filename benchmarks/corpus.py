@@ -9,6 +9,7 @@
     python benchmarks/corpus.py corpus /tmp/px --format pi --sessions 200 --tool-output-kb 36
     python benchmarks/corpus.py corpus /tmp/ox --format opencode --sessions 200 --tool-output-kb 36
     python benchmarks/corpus.py corpus /tmp/hj --format harbor --sessions 1000 --tool-output-kb 4
+    python benchmarks/corpus.py corpus /tmp/sx --format suga --sessions 200 --tool-output-kb 36
 
 The sample store is committed as package data; ``tests/test_sample_store.py``
 checks that it still equals what ``build_sample_store`` writes.
@@ -500,7 +501,7 @@ def main() -> None:
     )
     ap.add_argument(
         "--format", choices=["agentsession", *OTHERS], default="agentsession",
-        help="store kind of the corpus (einox_, codex_, gemini_, pi_, opencode_ or harbor_corpus.py)",
+        help="store kind of the corpus (einox_, codex_, gemini_, pi_, opencode_, harbor_, claude_, sqlite_ or suga_corpus.py)",
     )  # fmt: skip
     ap.add_argument(
         "--compact-every", type=int, default=0,
@@ -544,6 +545,7 @@ OTHERS = {
     "harbor": ("harbor_corpus", "build_harbor_corpus"),
     "claude-code": ("claude_corpus", "build_claude_corpus"),
     "agentsession-sqlite": ("sqlite_corpus", "build_sqlite_corpus"),
+    "suga": ("suga_corpus", "build_suga_corpus"),
 }
 
 

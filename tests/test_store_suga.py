@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,12 @@ from trajset.schemas.session import Session
 from .conftest import UPSTREAM
 
 SAMPLE = UPSTREAM / "suga" / "synthetic-export"
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+try:
+    from suga_corpus import build_suga_corpus  # the benchmark's suga export
+finally:
+    sys.path.pop(0)
 
 
 @pytest.fixture
@@ -120,3 +127,21 @@ def test_nothing_but_the_declared_files_is_read(
     assert names <= {"manifest.json", "sessions.jsonl", "entries.jsonl"}, names
     assert all(isinstance(s, Session) for s in sessions)
     assert not any(e.type == "response" and "usage" in e.raw for s in sessions for e in s.entries)
+
+
+def test_the_benchmark_generator_writes_an_export_the_reader_reads_whole(tmp_path: Path) -> None:
+    """``suga_corpus.py`` (the benchmark's suga export): every session exports with no error,
+    each model call's usage from its trace event, each turn's request state an outcome."""
+    store, out = tmp_path / "store", tmp_path / "out"
+    build_suga_corpus(store, 6, seed=2, turns=3, fork_rate=0.5, tool_output_bytes=4_000)
+    assert detect_kind(store) == "suga"
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    assert run.counts["trees"] == 6 and run.counts["trajectories"] == 6 and not run.errors
+    entries = (store / "entries.jsonl").read_text(encoding="utf-8").splitlines()
+    turns = sum('"type":"user"' in line for line in entries)
+    assert turns > 6 * 3  # retried turns are asked again: suga does not fork
+    steps = pl.read_parquet(out / "data/steps/*.parquet")
+    calls = steps.filter(pl.col("source") == "agent")
+    assert calls.height == 2 * turns and calls["prompt_tokens"].null_count() == 0
+    outcomes = pl.read_parquet(out / "data/outcomes/*.parquet")
+    assert outcomes.filter(pl.col("label") == "done").height == turns
