@@ -47,42 +47,50 @@ from .context import Runtime, UnitScope
 
 
 def read(scope: UnitScope, units: Iterable[Unit]) -> Iterator[SessionInput]:
-    """The unit's sessions with their linked subsessions; what does not read is an error row."""
-    stats, ledger, index = scope.stats, scope.ledger, scope.ctx.index
+    """The unit's sessions with their linked subsessions; what does not read is an error row.
+    Each is let go once yielded, so the stage after holds it alone (``redact`` then holds
+    the redacted copy alone: a large session is never held twice)."""
     for unit in units:
-        with stats.timed("read") as st:
-            st.taken += 1
-            try:
-                loaded = load_unit(unit)
-            except UnitSkipped as exc:
-                st.dropped[f"skipped_{exc.reason}"] += 1
-                ledger.add("units_skipped")
-                continue
-            except UnitFailed as exc:
-                loaded = [exc]
-            inputs = []
-            own = {s.id: s for s in loaded if isinstance(s, Session)}
-            for s in loaded:
-                if isinstance(s, Session) and s.id in scope.skip:
-                    continue  # stopped by an unplanned error: the worker reports it
-                if isinstance(s, Session):
-                    first = index.unit_of(s.id)
-                    if first is not None and first != unit:  # documents are named by session id
-                        s = SessionReadError(
-                            f"session id {s.id!r} was already read from {first.label}; this copy "
-                            "is not exported", rule="duplicate_session", source=s.source,
-                            session_id=s.id,
-                        )  # fmt: skip
-                    else:
-                        inputs.append(SessionInput(s, linked_sessions(index, s, own)))
-                        continue
-                st.dropped[getattr(s, "rule", s.kind)] += 1
-                scope.failed(s)
-                ledger.session_failed(read=True)
-            st.passed += bool(inputs)
-        for inp in inputs:
-            scope.current = (inp.session.id, inp.session.source)
-            yield inp
+        inputs = _inputs(scope, unit)
+        inputs.reverse()
+        while inputs:
+            scope.current = (inputs[-1].session.id, inputs[-1].session.source)
+            yield inputs.pop()
+
+
+def _inputs(scope: UnitScope, unit: Unit) -> list[SessionInput]:
+    stats, ledger, index = scope.stats, scope.ledger, scope.ctx.index
+    with stats.timed("read") as st:
+        st.taken += 1
+        try:
+            loaded = load_unit(unit)
+        except UnitSkipped as exc:
+            st.dropped[f"skipped_{exc.reason}"] += 1
+            ledger.add("units_skipped")
+            return []
+        except UnitFailed as exc:
+            loaded = [exc]
+        inputs = []
+        own = {s.id: s for s in loaded if isinstance(s, Session)}
+        for s in loaded:
+            if isinstance(s, Session) and s.id in scope.skip:
+                continue  # stopped by an unplanned error: the worker reports it
+            if isinstance(s, Session):
+                first = index.unit_of(s.id)
+                if first is not None and first != unit:  # documents are named by session id
+                    s = SessionReadError(
+                        f"session id {s.id!r} was already read from {first.label}; this copy "
+                        "is not exported", rule="duplicate_session", source=s.source,
+                        session_id=s.id,
+                    )  # fmt: skip
+                else:
+                    inputs.append(SessionInput(s, linked_sessions(index, s, own)))
+                    continue
+            st.dropped[getattr(s, "rule", s.kind)] += 1
+            scope.failed(s)
+            ledger.session_failed(read=True)
+        st.passed += bool(inputs)
+    return inputs
 
 
 def _refused(rt: Runtime, session: Session) -> ErrorRow | None:
