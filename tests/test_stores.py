@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -97,3 +98,20 @@ def test_a_session_files_fingerprint_is_of_the_bytes_its_reader_read(
     assert {i["sha256"] for i in inputs} == {
         "sha256:" + hashlib.sha256(f.read_bytes()).hexdigest() for f in files
     }
+
+
+def test_files_reached_through_links_are_known_by_their_real_paths(tmp_path: Path) -> None:
+    """Discovery tells the same file reached by several paths apart by its real path,
+    resolving each folder once: through a linked folder, a linked file, or none."""
+    from trajset.pipeline.stores import _RealPaths
+
+    real = tmp_path / "real" / "deep"
+    real.mkdir(parents=True)
+    (real / "a.jsonl").write_text("{}\n")
+    (tmp_path / "via").symlink_to(tmp_path / "real", target_is_directory=True)
+    (real / "b.jsonl").symlink_to(real / "a.jsonl")
+    paths = [real / "a.jsonl", tmp_path / "via" / "deep" / "a.jsonl", real / "b.jsonl",
+             tmp_path / "via" / "deep" / "b.jsonl", tmp_path / "via" / "deep" / "missing"]  # fmt: skip
+    resolve = _RealPaths()
+    assert [resolve(str(p)) for p in paths] == [os.path.realpath(p) for p in paths]
+    assert len({resolve(str(p)) for p in paths[:4]}) == 1

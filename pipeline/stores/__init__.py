@@ -150,6 +150,22 @@ def _regular_only(unit: Unit) -> Unit | None:
     return replace(unit, files=files) if files else None
 
 
+class _RealPaths:
+    """``os.path.realpath`` of files, each folder resolved once: a file that is no link is
+    its real folder and its name (one ``lstat``, where ``realpath`` takes one per folder
+    of the path; a Harbor job's 5,000 files took 0.15 s of discovery)."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, str] = {}
+
+    def __call__(self, file: str) -> str:
+        folder, name = os.path.split(file)
+        if folder not in self.folders:
+            self.folders[folder] = os.path.realpath(folder)
+        path = os.path.join(self.folders[folder], name)
+        return os.path.realpath(path) if os.path.islink(path) else path
+
+
 def _nothing_found(store: Path, kind: str, detected: bool) -> str:
     """Why ``store`` gave no unit, and what to give instead."""
     where = "`trajset sources` lists where each agent keeps its sessions"
@@ -171,6 +187,7 @@ def discover(
     typed = reader_options(kinds, options)
     units: dict[Unit, None] = {}
     seen: set[tuple[str, ...]] = set()  # the same files reached by several paths are read once
+    real = _RealPaths()
     for store, k in zip(stores, kinds, strict=True):
         if not store.exists():
             raise UsageError(f"store {store} does not exist")
@@ -178,7 +195,7 @@ def discover(
         if not found:
             raise UsageError(_nothing_found(store, k, kind == "auto"))
         for u in found:
-            key = (u.key, *(os.path.realpath(f) for f in u.files))
+            key = (u.key, *(real(f) for f in u.files))
             if key not in seen:
                 seen.add(key)
                 units[replace(u, options=typed[k])] = None
