@@ -557,3 +557,19 @@ def test_the_summary_keeps_its_columns_for_long_rule_names(planted) -> None:  # 
     rows = [line for line in printed if line.startswith("  ")]
     assert max(len(r.split()[-2] if r.startswith("  redacted") else "") for r in rows) > 18
     assert len({len(r) for r in rows}) == 1, "\n".join(rows)
+
+
+def test_strings_remembered_as_clean_give_the_same_redaction_and_counts() -> None:
+    """Short strings with no trigger are remembered as clean; redacting again, or another
+    session holding them, gives the same text and the same findings as a fresh redactor."""
+    r = build_redactor(selected_rules())
+    secret = f"ghp_{'Z9y8' * 9}"
+    texts = ["assistant", "tool_call_id", secret, "mail ada@example.com", "x" * 65, "function"]
+    first, second = Placeholders(), Placeholders()
+    once = [r.text(t, first) for t in texts]
+    assert {"assistant", "tool_call_id", "function"} <= r._clean and secret not in r._clean
+    assert not any(t in r._clean for t in texts[2:5])  # a trigger fired, or too long
+    again = [r.text(t, second) for t in texts]
+    fresh = Placeholders()
+    assert once == again == [build_redactor(selected_rules()).text(t, fresh) for t in texts]
+    assert first.findings == second.findings == fresh.findings and first.findings
