@@ -1,6 +1,7 @@
 """A batch's share of every table as Arrow IPC parts (none for a table it has no rows of),
-the redaction of a unit's error rows (they travel in its result and marker), and the assembly that plans each table's shards from the parts
-as results arrive (the workers write them, ``parquet.write_shard``)."""
+the redaction of a unit's error rows (they travel in its result and marker), and the
+assembly that plans each table's shards from the parts as results arrive (the workers
+write them, ``parquet.write_shard``, and count their placeholders)."""
 
 from __future__ import annotations
 
