@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trajset.pipeline import read_session
 from trajset.pipeline.errors import SessionReadError
-from trajset.pipeline.stores import read_session_text
+from trajset.pipeline.stores import read_session_text, recording_reads
 
 from .conftest import session_file
 
@@ -141,3 +144,67 @@ def test_a_token_count_that_is_no_integer_is_a_bad_line(count: str) -> None:
         read_session_text("\n".join([HEADER, C1, U1, r1, U1.replace("u1", "u2")]) + "\n")
     assert info.value.line == 4 and info.value.rule == "bad_line"
     assert "input_tokens" in str(info.value) or "64-bit" in str(info.value)
+
+
+# ------------------------------------------------------------------ a file read a line at a time
+
+#: pieces a generated file is made of: lines that read, lines that do not, blank ones, bytes
+#: that are not UTF-8 and a character cut short
+PIECES = [HEADER.encode(), C1.encode(), U1.encode(), b'{"type":"item",', b"", b"\r", b"   "]
+PIECES += [b"\xff", U1.encode()[:-2] + b"\xe2\x82", "é".encode()]
+
+
+def _whole_file(path: Path) -> object:
+    """The outcome of reading ``path`` as one text (what ``read_session`` did before it
+    read a line at a time): the file decoded whole, then ``read_session_text``."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if len(data) - exc.start >= 4 or b"\n" in data[exc.start :]:
+            line = data.count(b"\n", 0, exc.start) + 1
+            return ("error", "encoding", line, f"{path}:{line}: file is not UTF-8")
+        text = data.decode("utf-8", errors="replace")
+    return _outcome(lambda: read_session_text(text, source=str(path)))
+
+
+def _outcome(read: object) -> object:
+    try:
+        s = read()  # type: ignore[operator]
+    except SessionReadError as exc:
+        return ("error", exc.rule, exc.line, str(exc))
+    t = s.truncation
+    return ("ok", [(e.id, e.line, e.raw) for e in s.entries], t and (t.line, t.text, t.reason))
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(PIECES), st.sampled_from([b"\n", b"\r\n"])),
+        max_size=8,
+    ),
+    st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_file_read_a_line_at_a_time_reads_as_its_whole_text(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[tuple[bytes, bytes]], lf_at_end: bool
+) -> None:
+    data = b"".join(piece + end for piece, end in lines)
+    if lines and not lf_at_end:
+        data = data.removesuffix(lines[-1][1])
+    path = tmp_path_factory.mktemp("s") / "s.jsonl"
+    path.write_bytes(data)
+    with recording_reads() as read:
+        streamed = _outcome(lambda: read_session(path))
+    assert streamed == _whole_file(path)
+    if streamed[0] == "ok":  # what was read is noted for the unit's fingerprint
+        assert read[str(path)] == ("sha256:" + hashlib.sha256(data).hexdigest(), len(data))
+
+
+def test_a_later_line_that_is_not_utf8_fails_the_file_before_an_earlier_bad_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join([HEADER.encode(), b"{", C1.encode(), b"\xff", U1.encode()]))
+    with pytest.raises(SessionReadError) as info:
+        read_session(path)
+    assert (info.value.rule, info.value.line) == ("encoding", 4)

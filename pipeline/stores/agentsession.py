@@ -9,6 +9,7 @@ file, line and rule.  A folder covers the jsonl store layout
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from trajset.schemas.timestamps import parse_rfc3339
 
 from ..errors import SessionReadError
 from ..jsonio import loads_strict
-from .base import Loaded, Location, Reader, ReaderOption, Unit, UnitOptions, read_input
+from .base import Loaded, Location, Reader, ReaderOption, Unit, UnitOptions, input_lines
 from .regular import open_input, read_bytes
 
 JSON = Any
@@ -102,20 +103,39 @@ def _first_line(path: Path) -> dict[str, JSON]:
     return {}
 
 
-def _lines(text: str) -> tuple[list[tuple[int, str]], int]:
-    """(non-empty lines with their numbers, number of the final line when nothing follows it).
+def _numbered(pieces: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
+    """The non-empty lines among ``pieces`` (a text split at each LF), with their numbers and
+    whether each is the final line: one no byte follows but its own LF; only it may be cut
+    short (spec §3.1).  CR before LF is dropped; empty lines are skipped.  One line is held
+    back to tell, so a file is never held whole."""
+    held: tuple[int, str] | None = None
+    after: list[str] = []  # the pieces after the held line
+    for number, piece in enumerate(pieces, 1):
+        line = piece.rstrip("\r")
+        if not line:
+            after.append(piece)
+            continue
+        if held is not None:
+            yield (*held, False)
+        held, after = (number, line), []
+    if held is not None:
+        yield (*held, after in ([], [""]))
 
-    A final line is one no byte follows but its own LF; only it may be cut
-    short (spec §3.1).  CR before LF is dropped; empty lines are skipped.
-    """
-    physical = text.split("\n")
-    lines = [(i + 1, raw.rstrip("\r")) for i, raw in enumerate(physical)]
-    lines = [(n, line) for n, line in lines if line]
-    if not lines:
-        return [], 0
-    last = lines[-1][0] - 1  # index into physical
-    tail_is_empty = last == len(physical) - 1 or (last == len(physical) - 2 and physical[-1] == "")
-    return lines, lines[-1][0] if tail_is_empty else 0
+
+def _pieces(source: Path, lines: Iterable[bytes]) -> Iterator[str]:
+    """A file's lines (``input_lines``) decoded, without their LF; ``SessionReadError``
+    (rule ``encoding``) at the first that is not UTF-8, unless a crashed writer cut the
+    final line inside a character (that line is then cut short: a U+FFFD ends it)."""
+    for number, raw in enumerate(lines, 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if raw.endswith(b"\n") or len(raw) - exc.start >= 4:
+                raise SessionReadError(
+                    "file is not UTF-8", rule="encoding", source=str(source), line=number
+                ) from None
+            text = raw.decode("utf-8", errors="replace")
+        yield text.removesuffix("\n")
 
 
 #: what the first line of a session file looks like, for the messages of one that is not
@@ -153,20 +173,24 @@ def _check_tree(body: EntryUnion, seen: set[str], lineno: int, source: str) -> N
 
 def read_session_text(text: str, source: str = "") -> Session:
     """Read one session from its JSONL text (spec §3.1)."""
-    lines, final = _lines(text)
-    if not lines:
+    return _session(_numbered(text.split("\n")), source)
+
+
+def _session(lines: Iterator[tuple[int, str, bool]], source: str) -> Session:
+    first = next(lines, None)
+    if first is None:
         raise SessionReadError("the file holds no header line", rule="empty", source=source, line=1)
-    header, header_raw = _header(lines[0][1], lines[0][0], source)
+    header, header_raw = _header(first[1], first[0], source)
     entries: list[Entry] = []
     seen: set[str] = set()
     truncation: Truncation | None = None
-    for lineno, line in lines[1:]:
+    for lineno, line, final in lines:
         try:
             raw = loads_strict(line)
             body = validate_entry(raw)
         except ValueError as exc:
             reason = _decode_reason(exc)
-            if lineno == final:
+            if final:
                 truncation = Truncation(lineno, line, reason)
                 break
             raise SessionReadError(
@@ -186,20 +210,18 @@ def _decode_reason(exc: ValueError) -> str:
 
 
 def read_session(path: str | Path) -> Session:
-    """Read one ``.jsonl`` session file."""
+    """Read one ``.jsonl`` session file, a line at a time: its text is never held whole, so
+    a session takes the memory of its entries alone."""
     p = Path(path)
-    data = read_input(p)
+    pieces = _pieces(p, input_lines(p))
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        if len(data) - exc.start >= 4 or b"\n" in data[exc.start :]:  # not a cut character
-            raise SessionReadError(
-                "file is not UTF-8", rule="encoding", source=str(p), line=line
-            ) from None
-        # A crashed writer cut the final line inside a character: that line is truncated.
-        text = data.decode("utf-8", errors="replace")
-    session = read_session_text(text, source=str(p))
+        session = _session(_numbered(pieces), str(p))
+    except SessionReadError:
+        for _ in pieces:  # a line further on that is not UTF-8 fails the file first
+            pass
+        raise
+    for _ in pieces:  # to the end, so that its fingerprint is noted
+        pass
     holder = writer_lock(p)
     if holder is not None:
         session.counts["live"] = 1

@@ -244,6 +244,37 @@ def read_input(path: Path) -> bytes:
     """A store file's bytes; ``SessionReadError`` (rule ``io``) for a dangling or looping link,
     something that is not a regular file (a FIFO would block, a folder has no bytes), or a
     read that fails."""
+    _readable(path)
+    try:
+        data = read_bytes(path)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if _READ.get() is not None:
+        note_read(str(path), ("sha256:" + hashlib.sha256(data).hexdigest(), len(data)))
+    return data
+
+
+def input_lines(path: Path) -> Iterator[bytes]:
+    """A store file's lines as they are read, each with its LF (the last one may have none;
+    a file that ends with an LF ends with ``b""``, as ``bytes.split`` gives a last piece):
+    ``read_input`` for a file too large to hold twice, with its checks and errors.  The
+    file's fingerprint is noted (``recording_reads``) once it was read to its end."""
+    _readable(path)
+    digest, size, raw = hashlib.sha256(), 0, b"\n"
+    try:
+        with open_input(path) as fh:
+            for raw in fh:
+                digest.update(raw)
+                size += len(raw)
+                yield raw
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if raw.endswith(b"\n"):
+        yield b""
+    note_read(str(path), ("sha256:" + digest.hexdigest(), size))
+
+
+def _readable(path: Path) -> None:
     if not path.is_file():
         what = (
             "a dangling or looping link"
@@ -251,15 +282,10 @@ def read_input(path: Path) -> bytes:
             else f"not a regular file but {special_kind(path) or 'a folder'}"
         )
         raise SessionReadError(f"{what}; nothing was read", rule="io", source=str(path))
-    try:
-        data = read_bytes(path)
-    except OSError as exc:
-        raise SessionReadError(
-            f"cannot read file: {exc.strerror}", rule="io", source=str(path)
-        ) from None
-    if _READ.get() is not None:
-        note_read(str(path), ("sha256:" + hashlib.sha256(data).hexdigest(), len(data)))
-    return data
+
+
+def _unreadable(path: Path, exc: OSError) -> SessionReadError:
+    return SessionReadError(f"cannot read file: {exc.strerror}", rule="io", source=str(path))
 
 
 def note_read(name: str, fingerprint: tuple[str, int]) -> None:
