@@ -20,6 +20,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -203,6 +204,32 @@ def dumps_indented(value: JSON) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     except TypeError:
         return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def dumps_indented_parts(value: dict[str, JSON], spread: str) -> Iterator[bytes]:
+    """``dumps_indented(value)``, the same bytes, in pieces: the list ``value[spread]`` one
+    member at a time, so a long list is never held as bytes whole (a long trajectory's
+    document holds each tool output twice: twice its session's size).  Each member is
+    dumped on its own and indented to its depth (a newline byte in orjson's output is
+    always layout: one in a string is escaped).  ``TypeError`` where orjson refuses a
+    value (``dumps_indented`` then takes the standard encoder, for the whole value)."""
+    if not value:
+        yield b"{}\n"
+        return
+    for i, (key, member) in enumerate(value.items()):
+        lead = (b",\n  " if i else b"{\n  ") + orjson.dumps(key) + b": "
+        if key == spread and isinstance(member, list) and member:
+            yield lead + b"["
+            for j, item in enumerate(member):
+                yield (b",\n    " if j else b"\n    ") + _indented(item, b"\n    ")
+            yield b"\n  ]"
+        else:
+            yield lead + _indented(member, b"\n  ")
+    yield b"\n}\n"
+
+
+def _indented(value: JSON, newline: bytes) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", newline)
 
 
 _GO_ESCAPES = {

@@ -1,6 +1,9 @@
-"""The redaction audit of tables: placeholders counted in the Arrow table a part is written from."""
+"""The redaction audit: placeholders counted in the Arrow table a part is written from, and in
+the bytes of a document as it is written."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pyarrow as pa
 from hypothesis import given
@@ -8,6 +11,7 @@ from hypothesis import strategies as st
 
 from trajset.pipeline.jsonio import dumps_compact_bytes
 from trajset.pipeline.outputs.audit import table_placeholders
+from trajset.pipeline.outputs.documents import document_bytes, write_document
 from trajset.redactors import count_placeholders
 
 P = "[REDACTED:email_v2:3]"
@@ -42,3 +46,19 @@ def test_the_count_equals_the_count_in_each_value_alone(values: list[str], start
         for rule, n in count_placeholders(dumps_compact_bytes(v)).items():
             expected[rule] = expected.get(rule, 0) + n
     assert dict(table_placeholders(table)) == expected
+
+
+def test_a_document_written_in_pieces_is_its_bytes_with_its_placeholders(tmp_path: Path) -> None:
+    """``write_document`` writes a document's steps a few at a time: the file holds the
+    bytes of the whole, and its placeholders are those counted in them; a value orjson
+    refuses (an integer beyond 64 bits) is written whole by the standard encoder."""
+    steps = [{"step_id": i, "message": f"key [REDACTED:api_key:{i % 3}] é"} for i in range(40)]
+    for doc in (
+        {"schema_version": "ATIF-v1.8", "steps": steps, "extra": {"n": 1}},
+        {"schema_version": "ATIF-v1.8", "steps": [*steps, {"step_id": 2**70}]},
+    ):
+        size, placeholders = write_document(tmp_path, "d.json", doc, {}, audit=True)
+        data = (tmp_path / "d.json").read_bytes()
+        assert data == document_bytes(doc) and size == len(data)
+        assert placeholders == count_placeholders(data) == {"api_key": 40}
+    assert [p.name for p in tmp_path.iterdir()] == ["d.json"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,9 +16,13 @@ from trajset.pipeline.jsonio import (
     _finite,
     _reject_constant,
     depth,
+    dumps_indented,
+    dumps_indented_parts,
     fix_surrogates,
     loads_strict,
 )
+
+UPSTREAM_ATIF = Path(__file__).parent / "data" / "upstream" / "atif"
 
 
 def _reference(text: str | bytes) -> Any:
@@ -93,3 +99,35 @@ def test_arguments_keep_their_numbers_as_written() -> None:
     assert [type(v) for v in args.values()] == [int, float, float, int]
     for beyond in ('{"n": 1e400}', '{"n": 1' + "0" * 400 + "}"):  # not a double: kept as text
         assert parse_arguments(beyond) == {"_arguments": beyond}
+
+
+# ----------------------------------------------------------------- documents written in pieces
+
+DOCUMENTS = st.dictionaries(
+    st.sampled_from(["schema_version", "steps", "agent", "extra", "é\n\"k", ""]),
+    VALUES | st.lists(VALUES, max_size=4),
+)
+
+
+def _pieces_or_refusal(value: dict[str, Any]) -> bytes | None:
+    try:
+        return b"".join(dumps_indented_parts(value, "steps"))
+    except TypeError:
+        return None
+
+
+@settings(max_examples=500)
+@given(DOCUMENTS)
+def test_a_document_in_pieces_is_the_bytes_of_the_whole(doc: dict[str, Any]) -> None:
+    pieces = _pieces_or_refusal(doc)
+    assert pieces is None or pieces == dumps_indented(doc)
+    if pieces is None:  # only what orjson refuses, which the whole dump encodes otherwise
+        with pytest.raises(TypeError):
+            orjson.dumps(doc)
+
+
+@pytest.mark.parametrize("path", sorted(UPSTREAM_ATIF.rglob("*.json")), ids=lambda p: p.name)
+def test_the_reference_documents_in_pieces_are_the_bytes_of_the_whole(path: Path) -> None:
+    read = json.loads(path.read_text())
+    for doc in read if isinstance(read, list) else [read]:  # a traces file lists documents
+        assert b"".join(dumps_indented_parts(doc, "steps")) == dumps_indented(doc)

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from trajset.redactors import count_placeholders
 from trajset.schemas.atif import validate_document
 
 from ..atif.media import SpillError, spill_media
 from ..atif.names import document_name
 from ..errors import DocumentInvalid
-from ..jsonio import dumps_indented
-from .files import atomic_write, inside
+from ..jsonio import dumps_indented, dumps_indented_parts
+from .files import atomic_path, atomic_write, inside
+
+#: the file buffer a document is written through: its steps' pieces gathered into few writes
+WRITE_BUFFER = 1 << 20
 
 JSON = Any
 
@@ -48,9 +54,26 @@ def write_media(atif_dir: Path, media: dict[str, bytes]) -> None:
             atomic_write(target, data)
 
 
-def write_document(atif_dir: Path, name: str, doc: JSON, media: dict[str, bytes]) -> bytes:
-    """Write the media and the document; returns the document's bytes."""
+def write_document(
+    atif_dir: Path, name: str, doc: JSON, media: dict[str, bytes], audit: bool = False
+) -> tuple[int, dict[str, int]]:
+    """Write the media and the document (``document_bytes``), its steps a few at a time: a
+    long trajectory's document is never held whole as bytes.  Returns the bytes written
+    and, with ``audit``, the redaction placeholders per rule in them."""
     write_media(atif_dir, media)
-    data = document_bytes(doc)
-    atomic_write(inside(atif_dir, atif_dir / name), data)
-    return data
+    with atomic_path(inside(atif_dir, atif_dir / name)) as tmp:
+        try:
+            return _write(tmp, dumps_indented_parts(doc, "steps"), audit)
+        except TypeError:  # a value orjson refuses: the standard encoder, whole
+            return _write(tmp, [document_bytes(doc)], audit)
+
+
+def _write(path: Path, pieces: Iterable[bytes], audit: bool) -> tuple[int, dict[str, int]]:
+    size, counts = 0, Counter[str]()
+    with open(path, "wb", buffering=WRITE_BUFFER) as fh:
+        for piece in pieces:
+            fh.write(piece)
+            size += len(piece)
+            if audit:  # a placeholder never spans pieces: they part between values
+                counts.update(count_placeholders(piece))
+    return size, dict(counts)

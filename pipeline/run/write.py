@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 
 from trajset.schemas.records import ErrorRow, ExportedTrajectory, ForkPrompts, SessionExport
 
-from ..outputs.audit import count_placeholders
 from ..outputs.documents import write_document, write_media
 from ..tables import TABLES, Row
 from ..tables.preferences import PairSides
@@ -127,10 +126,10 @@ def _write_documents(scope: UnitScope, ex: SessionExport) -> int:
     with scope.stats.timed("write") as st:
         for et in ex.kept:
             st.taken += 1
-            data = write_document(atif_dir, et.name, et.document, et.media)
-            written += len(data)
-            if scope.rt.redactor.active:
-                scope.ledger.redacted("atif", count_placeholders(data))
+            audit = scope.rt.redactor.active
+            size, placeholders = write_document(atif_dir, et.name, et.document, et.media, audit)
+            written += size
+            scope.ledger.redacted("atif", placeholders)
             st.passed += 1
             result.documents.append(et.name)
     return written
