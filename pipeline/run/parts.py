@@ -52,9 +52,8 @@ def write_parts(
     held = digests(rows, dedup == "near") if dedup != "off" else {}
     for name in TABLES:
         path = part_path(out, batch_key(batch), seq, name)
-        if rows[name]:
-            table = to_table(name, rows[name], TABLES[name].shared)
-            facts[name] = write_part(path, table)
+        if rows[name]:  # one table's Arrow at a time: a huge session's tables each weigh it
+            facts[name] = write_part(path, to_table(name, rows[name], TABLES[name].shared))
         else:  # no part for no rows (most batches have no outcomes); a stale one must not stay
             path.unlink(missing_ok=True)
     return facts, held, call_shapes(rows.get("sft", []))

@@ -16,7 +16,7 @@ from trajset.schemas.records import ErrorRow
 from ..outputs.markers import part_path
 from ..stores import Unit, fingerprint, recording_reads
 from ..tables import TABLES
-from ..tuning import fewer_collections, small_pages
+from ..tuning import fewer_collections, release_freed, small_pages
 from .batches import Batch, batch_key
 from .chain import run_chain
 from .context import RunContext, Runtime, UnitScope, make_runtime
@@ -152,6 +152,8 @@ def process_batch(ctx: RunContext, rt: Runtime, batch: Batch) -> BatchResult:
         for i, unit in enumerate(batch):
             result, rows = process_unit(ctx, rt, unit, parts)
             parts.add(result, rows, last=i == len(batch) - 1)
+            del rows
+            release_freed(result.bytes_read)
     return parts.out
 
 
