@@ -104,7 +104,7 @@ def test_arguments_keep_their_numbers_as_written() -> None:
 # ----------------------------------------------------------------- documents written in pieces
 
 DOCUMENTS = st.dictionaries(
-    st.sampled_from(["schema_version", "steps", "agent", "extra", "é\n\"k", ""]),
+    st.sampled_from(["schema_version", "steps", "agent", "extra", 'é\n"k', ""]),
     VALUES | st.lists(VALUES, max_size=4),
 )
 
