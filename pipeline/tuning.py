@@ -76,9 +76,14 @@ def release_freed(read: int) -> None:
     them while Arrow allocates the shards from a heap of its own: one 505 MB session's
     freed entries held 1.2 GB that the Parquet writer then allocated anew.  A few
     milliseconds, so only after a large unit."""
-    trim = _libc("malloc_trim") if read >= RELEASE_AFTER_BYTES else None
+    if read < RELEASE_AFTER_BYTES:
+        return
+    trim = _libc("malloc_trim")
     if trim is not None:
         trim(0)
+    import pyarrow as pa  # imported by then: the unit's rows went to parts through it
+
+    pa.default_memory_pool().release_unused()  # what Arrow's own heap keeps of them
 
 
 def _prctl() -> Callable[..., int] | None:

@@ -262,3 +262,36 @@ def test_the_progress_bar_names_its_stage() -> None:
         assert (task.description, task.completed, task.total) == ("shards", 1, 4)
     finally:
         bar.close()
+
+
+_FREED = """
+import sys
+from trajset.pipeline import tuning
+
+def rss():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) >> 10 for l in f if l.startswith("VmRSS"))
+
+# 200 MB of tool-output-sized strings among small survivors (a parsed session), then freed:
+# the C heap keeps their pages, as a large session's freed entries were kept
+held = [("x" * 36_000 + str(i), [i]) for i in range(5_600)]
+survivors = [pair[1] for pair in held]
+del held
+before = rss()
+tuning.release_freed(int(sys.argv[1]))
+print(before, rss())
+"""
+
+
+@pytest.mark.skipif(tuning._libc("malloc_trim") is None, reason="malloc_trim is glibc's")
+def test_a_large_units_freed_memory_goes_back_to_the_kernel() -> None:
+    """In a fresh process (a test's own heap would blur it): after a unit of
+    ``RELEASE_AFTER_BYTES`` the 200 MB freed go back; after a small one nothing is done."""
+    large, small = (
+        subprocess.run(
+            [sys.executable, "-c", _FREED, str(read)], capture_output=True, text=True, check=True
+        ).stdout.split()
+        for read in (tuning.RELEASE_AFTER_BYTES, tuning.RELEASE_AFTER_BYTES - 1)
+    )
+    assert int(large[0]) - int(large[1]) > 150  # MB given back
+    assert abs(int(small[0]) - int(small[1])) < 20
