@@ -117,8 +117,9 @@ def _reencode(original: str, decoded: JSON, redacted: JSON) -> str:
     return json.dumps(redacted, **JSON_STYLES[0])
 
 
-#: the strings ``Redactor._clean`` remembers: at most this long, at most this many (a few
-#: MB); a Harbor job's 426,633 strings held 87,987 distinct ones, most under 30 characters
+#: the strings ``Redactor._clean`` remembers (those that redact to themselves with no
+#: finding): at most this long, at most this many (a few MB); a Harbor job's 426,633 strings
+#: held 87,987 distinct ones, most under 30 characters
 CLEAN_LENGTH, CLEAN_ENTRIES = 64, 1 << 17
 
 
@@ -186,9 +187,21 @@ class Redactor:
             return value
         fired = self._triggers.which(value)
         if not fired:
-            if len(value) <= CLEAN_LENGTH and len(self._clean) < CLEAN_ENTRIES:
-                self._clean.add(value)
+            self._remember(value)
             return value
+        found = placeholders.findings.total()
+        out = self._fired(value, fired, placeholders)
+        if out == value and placeholders.findings.total() == found:
+            self._remember(value)  # a trigger that found nothing ("input_tokens" in usage)
+        return out
+
+    def _remember(self, value: str) -> None:
+        """``value`` redacts to itself with no finding: the rules and the identity table
+        are fixed for the run, so it always will."""
+        if len(value) <= CLEAN_LENGTH and len(self._clean) < CLEAN_ENTRIES:
+            self._clean.add(value)
+
+    def _fired(self, value: str, fired: set[int], placeholders: Placeholders) -> str:
         head = value.lstrip()[:1]
         if head in ("{", "[") and len(value) > 1:
             try:

@@ -560,14 +560,19 @@ def test_the_summary_keeps_its_columns_for_long_rule_names(planted) -> None:  # 
 
 
 def test_strings_remembered_as_clean_give_the_same_redaction_and_counts() -> None:
-    """Short strings with no trigger are remembered as clean; redacting again, or another
-    session holding them, gives the same text and the same findings as a fresh redactor."""
+    """Short strings that redact to themselves with no finding (no trigger, or a trigger
+    that found nothing: "input_tokens" holds the keyword "token") are remembered as clean;
+    redacting again, or another session holding them, gives the same text and the same
+    findings as a fresh redactor."""
     r = build_redactor(selected_rules())
     secret = f"ghp_{'Z9y8' * 9}"
     texts = ["assistant", "tool_call_id", secret, "mail ada@example.com", "x" * 65, "function"]
+    texts += ["input_tokens", "token: [REDACTED:github_token:1]"]
+    assert r._triggers.which("input_tokens")  # it fires, and finds nothing
     first, second = Placeholders(), Placeholders()
     once = [r.text(t, first) for t in texts]
-    assert {"assistant", "tool_call_id", "function"} <= r._clean and secret not in r._clean
+    assert {"assistant", "tool_call_id", "function", "input_tokens"} <= r._clean
+    assert secret not in r._clean
     assert not any(t in r._clean for t in texts[2:5])  # a trigger fired, or too long
     again = [r.text(t, second) for t in texts]
     fresh = Placeholders()
