@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +13,9 @@ from hypothesis import strategies as st
 
 from trajset.pipeline import read_session
 from trajset.pipeline.errors import SessionReadError
-from trajset.pipeline.stores import read_session_text, recording_reads
+from trajset.pipeline.stores import jsonl, read_session_text, recording_reads
+from trajset.pipeline.stores.base import input_lines
+from trajset.schemas.session import Issue
 
 from .conftest import session_file
 
@@ -208,3 +212,46 @@ def test_a_later_line_that_is_not_utf8_fails_the_file_before_an_earlier_bad_line
     with pytest.raises(SessionReadError) as info:
         read_session(path)
     assert (info.value.rule, info.value.line) == ("encoding", 4)
+
+
+def _objects_split_whole(data: bytes, name: str) -> tuple[list[Any], list[Any]]:
+    """``jsonl.objects`` as it was: every line split out of the file's bytes at once."""
+    out, issues = [], []
+    lines = data.split(b"\n")
+    for i, chunk in enumerate(lines, 1):
+        if not chunk.strip():
+            continue
+        try:
+            raw = json.loads(chunk.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            last = i == len(lines) or (i == len(lines) - 1 and not lines[-1])
+            what = "the final line is cut short" if last else "a line does not decode"
+            why = jsonl._why(exc)
+            issues.append(
+                Issue("truncated" if last else "bad_line", i, f"{name}: {what} ({why}); the other lines were read")
+            )  # fmt: skip
+            continue
+        if isinstance(raw, dict):
+            out.append((i, raw))
+    return out, issues
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([*PIECES, b"[1]", b'"s"']), st.sampled_from([b"\n", b"\r\n"])),
+        max_size=8,
+    ),
+    st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_lenient_lines_read_one_at_a_time_as_split_whole(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[tuple[bytes, bytes]], lf_at_end: bool
+) -> None:
+    data = b"".join(piece + end for piece, end in lines)
+    if lines and not lf_at_end:
+        data = data.removesuffix(lines[-1][1])
+    path = tmp_path_factory.mktemp("j") / "j.jsonl"
+    path.write_bytes(data)
+    expected = _objects_split_whole(data, "j.jsonl")
+    assert jsonl.objects(data, "j.jsonl") == expected
+    assert jsonl.objects(input_lines(path), "j.jsonl") == expected

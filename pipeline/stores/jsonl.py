@@ -2,12 +2,14 @@
 
 A crashed writer leaves a cut last line (a partial character included); that is
 reported as ``truncated`` and everything before it read.  Shared by the readers
-of line-oriented stores (Claude Code, Codex).
+of line-oriented stores (Claude Code, Codex, Gemini CLI, Pi).
 """
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from trajset.schemas.session import Issue
@@ -15,21 +17,28 @@ from trajset.schemas.session import Issue
 JSON = Any
 
 
-def objects(data: bytes, name: str) -> tuple[list[tuple[int, dict[str, JSON]]], list[Issue]]:
+def objects(
+    data: bytes | Iterable[bytes], name: str
+) -> tuple[list[tuple[int, dict[str, JSON]]], list[Issue]]:
     """(1-based line number, object) of every line that decodes to an object, and an issue
     for each line that does not decode (``truncated`` for the last line, else ``bad_line``);
     ``name`` is the file name the issues give.  Blank lines and non-object values are
-    skipped without an issue."""
+    skipped without an issue.  ``data``: a file's bytes, or its lines as ``input_lines``
+    reads them (a large file is then never held whole)."""
     out: list[tuple[int, dict[str, JSON]]] = []
     issues: list[Issue] = []
-    lines = data.split(b"\n")
-    for i, chunk in enumerate(lines, 1):
+    lines = iter(_lines(data) if isinstance(data, bytes) else data)
+    following = next(lines, None)
+    i = 0
+    while following is not None:
+        raw, following, i = following, next(lines, None), i + 1
+        chunk = raw.removesuffix(b"\n")
         if not chunk.strip():
             continue
         try:
-            raw = json.loads(chunk.decode("utf-8"))
+            value = json.loads(chunk.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            last = i == len(lines) or (i == len(lines) - 1 and not lines[-1])
+            last = following is None or following == b""  # only an empty piece follows
             what = "the final line is cut short" if last else "a line does not decode"
             issues.append(
                 Issue(
@@ -39,9 +48,17 @@ def objects(data: bytes, name: str) -> tuple[list[tuple[int, dict[str, JSON]]], 
                 )
             )
             continue
-        if isinstance(raw, dict):
-            out.append((i, raw))
+        if isinstance(value, dict):
+            out.append((i, value))
     return out, issues
+
+
+def _lines(data: bytes) -> Iterator[bytes]:
+    """``data``'s lines as ``input_lines`` gives a file's: each with its LF, and ``b""``
+    last when an LF ends it (one line at a time, not every line at once)."""
+    yield from io.BytesIO(data)
+    if not data or data.endswith(b"\n"):
+        yield b""
 
 
 def _why(exc: Exception) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from trajset.schemas.session import Issue
 
-from ..base import read_input
+from ..base import input_lines
 from ..jsonl import objects
 
 JSON = Any
@@ -39,6 +39,6 @@ class Record:
 def read_lines(path: Path, start: int) -> tuple[list[Record], list[Issue]]:
     """Every decodable line; a line that does not decode is an issue, the rest is kept
     (a crashed writer leaves a cut last line, a partial character included)."""
-    found, issues = objects(read_input(path), path.name)
+    found, issues = objects(input_lines(path), path.name)  # never held whole
     records = [Record(raw, str(path), i, start + n) for n, (i, raw) in enumerate(found)]
     return records, issues
