@@ -20,7 +20,7 @@ from typing import Any
 from trajset.schemas.session import Issue
 
 from ...errors import SessionReadError
-from ..base import read_input
+from ..base import input_lines, read_input
 from ..jsonl import objects
 from ..regular import open_input, read_bytes
 
@@ -232,8 +232,9 @@ def read_rollout(path: Path, taken: set[str] | None = None) -> Rollout:
     """The rollout's lines; ``SessionReadError`` when it does not start with ``session_meta``
     (nor the direct form's header).  ``taken``: the rollout ids already read in the unit; a
     copy of a file under another name gets ``<id>~<n>``, so its lines keep their own ids."""
-    data = decompressed(path, read_input(path))
-    found, issues = objects(data, path.name)
+    compressed = path.name.endswith(".zst")  # a plain one is read a line at a time
+    lines = decompressed(path, read_input(path)) if compressed else input_lines(path)
+    found, issues = objects(lines, path.name)
     meta = meta_of(found[0][1]) if found else None
     if meta is None and not found and issues and issues[0].kind == "truncated":
         raise SessionReadError(
