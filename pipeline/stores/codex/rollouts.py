@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,14 @@ def decompressed(path: Path, data: bytes) -> bytes:
         raise SessionReadError(
             f"not a readable zstd file ({exc})", rule="io", source=str(path)
         ) from None
+
+
+def rollout_lines(path: Path) -> bytes | Iterator[bytes]:
+    """A ``.zst`` rollout's bytes decompressed; a plain one's lines as they are read
+    (``input_lines``: a large rollout is never held whole)."""
+    if path.name.endswith(".zst"):
+        return decompressed(path, read_input(path))
+    return input_lines(path)
 
 
 def first_line(path: Path) -> dict[str, JSON] | None:
@@ -232,9 +241,7 @@ def read_rollout(path: Path, taken: set[str] | None = None) -> Rollout:
     """The rollout's lines; ``SessionReadError`` when it does not start with ``session_meta``
     (nor the direct form's header).  ``taken``: the rollout ids already read in the unit; a
     copy of a file under another name gets ``<id>~<n>``, so its lines keep their own ids."""
-    compressed = path.name.endswith(".zst")  # a plain one is read a line at a time
-    lines = decompressed(path, read_input(path)) if compressed else input_lines(path)
-    found, issues = objects(lines, path.name)
+    found, issues = objects(rollout_lines(path), path.name)
     meta = meta_of(found[0][1]) if found else None
     if meta is None and not found and issues and issues[0].kind == "truncated":
         raise SessionReadError(
