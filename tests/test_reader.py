@@ -155,7 +155,7 @@ def test_a_token_count_that_is_no_integer_is_a_bad_line(count: str) -> None:
 #: pieces a generated file is made of: lines that read, lines that do not, blank ones, bytes
 #: that are not UTF-8 and a character cut short
 PIECES = [HEADER.encode(), C1.encode(), U1.encode(), b'{"type":"item",', b"", b"\r", b"   "]
-PIECES += [b"\xff", U1.encode()[:-2] + b"\xe2\x82", "é".encode()]
+PIECES += [b"\xff", U1.encode()[:-2] + b"\xe2\x82", "é".encode(), b"[1]", b'"s"']
 
 
 def _whole_file(path: Path) -> object:
@@ -181,22 +181,32 @@ def _outcome(read: object) -> object:
     return ("ok", [(e.id, e.line, e.raw) for e in s.entries], t and (t.line, t.text, t.reason))
 
 
-@given(
-    st.lists(
-        st.tuples(st.sampled_from(PIECES), st.sampled_from([b"\n", b"\r\n"])),
-        max_size=8,
-    ),
+def _joined(lines: list[tuple[bytes, bytes]], lf_at_end: bool) -> bytes:
+    """The pieces, each with its line end; the last end left off unless ``lf_at_end``."""
+    data = b"".join(piece + end for piece, end in lines)
+    return data if not lines or lf_at_end else data.removesuffix(lines[-1][1])
+
+
+#: generated files: up to 8 of the pieces, each ended by LF or CRLF, a final end or not
+FILES = st.builds(
+    _joined,
+    st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from([b"\n", b"\r\n"])), max_size=8),
     st.booleans(),
 )
+
+
+def _written(factory: pytest.TempPathFactory, data: bytes) -> Path:
+    path = factory.mktemp("f") / "f.jsonl"
+    path.write_bytes(data)
+    return path
+
+
+@given(FILES)
 @settings(max_examples=300, deadline=None)
 def test_a_file_read_a_line_at_a_time_reads_as_its_whole_text(
-    tmp_path_factory: pytest.TempPathFactory, lines: list[tuple[bytes, bytes]], lf_at_end: bool
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
 ) -> None:
-    data = b"".join(piece + end for piece, end in lines)
-    if lines and not lf_at_end:
-        data = data.removesuffix(lines[-1][1])
-    path = tmp_path_factory.mktemp("s") / "s.jsonl"
-    path.write_bytes(data)
+    path = _written(tmp_path_factory, data)
     with recording_reads() as read:
         streamed = _outcome(lambda: read_session(path))
     assert streamed == _whole_file(path)
@@ -236,22 +246,12 @@ def _objects_split_whole(data: bytes, name: str) -> tuple[list[Any], list[Any]]:
     return out, issues
 
 
-@given(
-    st.lists(
-        st.tuples(st.sampled_from([*PIECES, b"[1]", b'"s"']), st.sampled_from([b"\n", b"\r\n"])),
-        max_size=8,
-    ),
-    st.booleans(),
-)
+@given(FILES)
 @settings(max_examples=300, deadline=None)
 def test_lenient_lines_read_one_at_a_time_as_split_whole(
-    tmp_path_factory: pytest.TempPathFactory, lines: list[tuple[bytes, bytes]], lf_at_end: bool
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
 ) -> None:
-    data = b"".join(piece + end for piece, end in lines)
-    if lines and not lf_at_end:
-        data = data.removesuffix(lines[-1][1])
-    path = tmp_path_factory.mktemp("j") / "j.jsonl"
-    path.write_bytes(data)
-    expected = _objects_split_whole(data, "j.jsonl")
-    assert jsonl.objects(data, "j.jsonl") == expected
-    assert jsonl.objects(input_lines(path), "j.jsonl") == expected
+    path = _written(tmp_path_factory, data)
+    expected = _objects_split_whole(data, "f.jsonl")
+    assert jsonl.objects(data, "f.jsonl") == expected
+    assert jsonl.objects(input_lines(path), "f.jsonl") == expected

@@ -123,10 +123,10 @@ def _table_rows(scope: UnitScope, ex: SessionExport, per: str, rows: Rows) -> It
 def _write_documents(scope: UnitScope, ex: SessionExport) -> int:
     """The slice's kept documents; returns their bytes."""
     atif_dir, written, result = scope.ctx.out / "atif", 0, scope.result
+    audit = scope.rt.redactor.active  # count the placeholders written
     with scope.stats.timed("write") as st:
         for et in ex.kept:
             st.taken += 1
-            audit = scope.rt.redactor.active
             size, placeholders = write_document(atif_dir, et.name, et.document, et.media, audit)
             written += size
             scope.ledger.redacted("atif", placeholders)

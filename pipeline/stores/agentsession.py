@@ -216,12 +216,9 @@ def read_session(path: str | Path) -> Session:
     pieces = _pieces(p, input_lines(p))
     try:
         session = _session(_numbered(pieces), str(p))
-    except SessionReadError:
-        for _ in pieces:  # a line further on that is not UTF-8 fails the file first
+    finally:  # read to the end: its fingerprint is noted, and a line further on that is
+        for _ in pieces:  # not UTF-8 fails the file before any error of an earlier line
             pass
-        raise
-    for _ in pieces:  # to the end, so that its fingerprint is noted
-        pass
     holder = writer_lock(p)
     if holder is not None:
         session.counts["live"] = 1
