@@ -18,7 +18,7 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
-import polars as pl
+import pyarrow.parquet as pq
 
 JSON = Any
 ATTEMPT_KINDS = ("test", "task")
@@ -95,7 +95,7 @@ def task_scores(folder: Path) -> list[TaskScores]:
     tasks: dict[str, TaskScores] = {}
     cols = ["session_id", "kind", "score", "pass", "details"]
     for shard in shards:
-        for row in pl.read_parquet(shard, columns=cols).to_dicts():  # pandas stays unimported
+        for row in pq.ParquetFile(shard).read(columns=cols).to_pylist():
             if row["kind"] not in ATTEMPT_KINDS:
                 continue
             sid = row["session_id"]
@@ -112,8 +112,8 @@ def _agents(folder: Path, sessions: set[str]) -> dict[str, str]:
     """``agent (model)`` of each of ``sessions``, from its first trajectory."""
     out: dict[str, str] = {}
     for shard in sorted((folder / "data" / "trajectories").glob("*.parquet")) if sessions else []:
-        frame = pl.read_parquet(shard, columns=["session_id", "agent_name", "model_name"])
-        for row in frame.unique("session_id", keep="first", maintain_order=True).to_dicts():
+        columns = ["session_id", "agent_name", "model_name"]
+        for row in pq.ParquetFile(shard).read(columns=columns).to_pylist():
             sid, agent, model = row["session_id"], row["agent_name"] or "", row["model_name"]
             if sid in sessions and sid not in out:
                 out[sid] = f"{agent} ({model})" if model else agent
