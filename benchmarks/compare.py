@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,8 @@ def data_files(out: Path) -> dict[str, bytes]:
 
 
 def timed_export(trajset: str, store: Path, out: Path, workers: int, extra: list[str]) -> float:
+    if hasattr(os, "sync"):  # earlier runs' writes reach the disk before this one is timed
+        os.sync()  # (``bench.settle``; the previous output stays, for --mode overwrite)
     start = time.perf_counter()
     subprocess.run(
         [trajset, "export", str(store), "--out", str(out), "--quiet", "--mode", "overwrite",
