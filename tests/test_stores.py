@@ -100,18 +100,27 @@ def test_a_session_files_fingerprint_is_of_the_bytes_its_reader_read(
     }
 
 
-def test_files_reached_through_links_are_known_by_their_real_paths(tmp_path: Path) -> None:
+def test_files_reached_through_links_are_known_by_their_real_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Discovery tells the same file reached by several paths apart by its real path,
-    resolving each folder once: through a linked folder, a linked file, or none."""
+    resolving each folder once: through a linked folder (at any depth above the file), a
+    linked file, a step back (``..``), a relative path, or none."""
     from trajset.pipeline.stores import _RealPaths
 
     real = tmp_path / "real" / "deep"
-    real.mkdir(parents=True)
+    (real / "er").mkdir(parents=True)
     (real / "a.jsonl").write_text("{}\n")
+    (real / "er" / "c.jsonl").write_text("{}\n")
     (tmp_path / "via").symlink_to(tmp_path / "real", target_is_directory=True)
     (real / "b.jsonl").symlink_to(real / "a.jsonl")
-    paths = [real / "a.jsonl", tmp_path / "via" / "deep" / "a.jsonl", real / "b.jsonl",
-             tmp_path / "via" / "deep" / "b.jsonl", tmp_path / "via" / "deep" / "missing"]  # fmt: skip
+    via = tmp_path / "via" / "deep"
+    paths = [real / "a.jsonl", via / "a.jsonl", real / "b.jsonl", via / "b.jsonl",
+             via / "missing", via / "er" / "c.jsonl", via / "er" / ".." / "a.jsonl",
+             tmp_path / "via" / ".." / "real" / "deep" / "er" / "c.jsonl"]  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    paths += [Path("via/deep/er/c.jsonl"), Path("real/deep/a.jsonl"), Path("c.jsonl")]
     resolve = _RealPaths()
-    assert [resolve(str(p)) for p in paths] == [os.path.realpath(p) for p in paths]
+    for _ in range(2):  # resolved, then from the folders remembered
+        assert [resolve(str(p)) for p in paths] == [os.path.realpath(p) for p in paths]
     assert len({resolve(str(p)) for p in paths[:4]}) == 1
