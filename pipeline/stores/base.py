@@ -214,8 +214,8 @@ class Reader:
     def fingerprint(self, unit: Unit, read: Reads | None = None) -> tuple[str, int]:
         """(``sha256:<hex>`` of the unit's inputs, bytes read), or ("", 0) when they cannot
         be read: what ``--mode resume`` compares and the manifest's ``inputs`` show.  A unit
-        of one input its reader read through ``read_input`` (``read``) is not read again.
-        A reader without files of its own (``inputs`` None) overrides this."""
+        of one input its reader read through ``read_input`` or ``input_lines`` (``read``) is
+        not read again.  A reader without files of its own (``inputs`` None) overrides this."""
         inputs = self.inputs(unit)
         if inputs is None:
             return "", 0
@@ -290,22 +290,24 @@ def _unreadable(path: Path, exc: OSError) -> SessionReadError:
 
 def note_read(name: str, fingerprint: tuple[str, int]) -> None:
     """Record what a reader read under ``name`` (its ``sha256:`` digest and size) while
-    ``recording_reads`` holds: a file (``read_input`` does it), or rows of a database it
-    names ``<db>#<key>``."""
+    ``recording_reads`` holds: a file (``read_input`` and ``input_lines`` do it), or rows of
+    a database it names ``<db>#<key>``."""
     seen = _READ.get()
     if seen is not None:
         seen[name] = fingerprint
 
 
-#: (fingerprint, size) of each file ``read_input`` read, while ``recording_reads`` holds
+#: (fingerprint, size) of each file ``read_input`` or ``input_lines`` read, while
+#: ``recording_reads`` holds
 Reads = dict[str, tuple[str, int]]
 _READ: ContextVar[Reads | None] = ContextVar("trajset_reads", default=None)
 
 
 @contextmanager
 def recording_reads() -> Iterator[Reads]:
-    """What ``read_input`` reads meanwhile, in this thread: a unit's fingerprint is then
-    taken from the bytes its reader read, not from a second read of its file."""
+    """What ``read_input`` and ``input_lines`` read meanwhile, in this thread: a unit's
+    fingerprint is then taken from the bytes its reader read, not from a second read of
+    its file."""
     token = _READ.set({})
     try:
         yield cast(Reads, _READ.get())
