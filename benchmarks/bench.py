@@ -20,6 +20,8 @@ measures, in one run:
 - the **floor**: orjson parse of every input record (a JSONL line, a ``session.json``),
   orjson dump of every ATIF document written, and a pyarrow write of every table written
   (zstd, as the export writes them);
+- the **machine's own 2-process speed-up** on the floor's work (one floor alone against
+  two at once): the ceiling the 2-worker speed-up is compared with;
 - ``trajset export`` with 1 worker (default redaction, all outputs), with ``--no-redact``,
   and with 2 workers, each in a fresh process (wall time and peak resident memory: the
   process's own high-water mark, and for 2 workers the largest worker's); the three alternate ``--repeat`` times and medians are reported,
@@ -183,12 +185,29 @@ print(floor_here(Path(sys.argv[1]), Path(sys.argv[2])))
 """
 
 
-def floor(store: Path, out: Path) -> dict[str, float]:
+def floor(store: Path, out: Path, copies: int = 1) -> list[dict[str, float]]:
     """The floor, measured in a fresh process (the documents and tables it loads would
-    otherwise sit in this process and in the memory of every export started after it)."""
+    otherwise sit in this process and in the memory of every export started after it);
+    ``copies`` processes started at once give each one's figures."""
     args = [sys.executable, "-c", FLOOR, str(store), str(out), str(Path(__file__).parent)]
-    text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    return dict(json.loads(text.strip().splitlines()[-1]))
+    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, text=True) for _ in range(copies)]
+    texts = [p.communicate()[0] for p in procs]
+    if any(p.returncode for p in procs):
+        raise RuntimeError("the floor failed: " + " ".join(args))
+    return [dict(json.loads(t.strip().splitlines()[-1])) for t in texts]
+
+
+def machine_scaling(store: Path, out: Path, repeat: int) -> dict[str, float]:
+    """What this machine gives two processes at once of the floor's own work (the same
+    parse, dump and write, no trajset code): one floor alone against two started together,
+    alternating, medians.  Work that moves many bytes shares the memory bandwidth, so this,
+    not 2x, is the ceiling the 2-worker speed-up is compared with."""
+    one, two = [], []
+    for _ in range(repeat):
+        one.append(floor(store, out)[0]["total"])
+        two.append(max(f["total"] for f in floor(store, out, 2)))
+    t1, t2 = statistics.median(one), statistics.median(two)
+    return {"one": round(t1, 2), "two": round(t2, 2), "speedup": round(2 * t1 / t2, 2)}
 
 
 def floor_here(store: Path, out: Path) -> str:
@@ -267,7 +286,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             runs["workers_2"].append(export(store, root / "o", True, 2))
             commands.append(command(store, root / "o", 1))
             runs["default"].append(export(store, root / "out", True, 1))
-        fl = floor(store, root / "out")
+        fl = floor(store, root / "out")[0]
+        scaling = machine_scaling(store, root / "out", args.repeat)
         out_bytes = output_bytes(root / "out")
         med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
         wall = {k: statistics.median(r["wall"] for r in v) for k, v in runs.items()}
@@ -314,6 +334,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "input_mb_per_s_no_redact": round(size / 1e6 / med["no_redact"], 2),
         "redaction_overhead": round(med["default"] / med["no_redact"], 2),
         "speedup_2_workers": round(med["default"] / med["workers_2"], 2),
+        "machine_scaling": scaling,
         "amplification": round((out_bytes["atif"] + out_bytes["arrow"]) / size, 2),
         "amplification_on_disk": round((out_bytes["atif"] + out_bytes["parquet"]) / size, 2),
         "sizes": sizes,
@@ -322,7 +343,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def markdown(r: dict[str, Any]) -> str:
     c, s, p, w = r["corpus"], r["seconds"], r["peak_mb"], r["wall_seconds"]
-    d = r["driver_share_largest_2_workers"]
+    d, m = r["driver_share_largest_2_workers"], r["machine_scaling"]
     lines = [
         f"Machine: {r['machine']}.",
         f"Corpus: {c['sessions']} generated sessions, tool outputs of about "
@@ -348,11 +369,17 @@ def markdown(r: dict[str, Any]) -> str:
         f"| input MB/s, 1 worker (no redaction) | {r['input_mb_per_s']} ({r['input_mb_per_s_no_redact']}) |",
         f"| redaction overhead (default / `--no-redact`) | {r['redaction_overhead']}x |",
         f"| 2-worker speed-up | {r['speedup_2_workers']}x |",
+        f"| the machine's own 2-process speed-up on the floor's work | {m['speedup']}x |",
         f"| amplification: (ATIF + uncompressed Arrow) / input | {r['amplification']}x |",
         f"| amplification on disk: (ATIF + Parquet) / input | {r['amplification_on_disk']}x |",
         "",
         f"Stage seconds (default run): {r['stage_seconds_default']}; floor parts: "
         f"{r['floor_seconds']}.",
+        "",
+        f"The machine's own 2-process speed-up: the floor alone took {m['one']} s, two floors "
+        f"started together {m['two']} s each (the slower; medians), so two processes of this "
+        f"work run {m['speedup']}x one: the ceiling for the 2-worker speed-up on this "
+        "machine, whose two processes share its memory bandwidth.",
         "",
         "| input | 1 worker, default | MB/s | peak memory | 2 workers | 2-worker speed-up |",
         "|---:|---:|---:|---:|---:|---:|",
