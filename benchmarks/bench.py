@@ -29,7 +29,8 @@ measures, in one run:
   redaction overhead (default / ``--no-redact`` time); the 2-worker speed-up;
 - the **machine's ceiling** for that speed-up: two 1-worker exports started at once (each
   to its own folder) against one alone.  Their processes share the machine's memory
-  bandwidth and caches, so two of them do not run twice as fast as one;
+  bandwidth and caches, so two need not run twice as fast as one: the ceiling says how
+  much of a 2-worker shortfall is the machine's;
 - for each ``--sizes`` multiple of the corpus: 1-worker time, MB/s and peak memory, to show
   cost grows linearly with the input and memory does not, and a 2-worker run right after
   (one run each: the speed-up as the fixed cost of starting workers weighs less);
@@ -289,7 +290,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "default": [], "no_redact": [], "workers_2": [], "two_at_once": [],
         }  # fmt: skip
         commands: list[float] = []
-        for _ in range(args.repeat):  # alternating, so load falls on all four alike
+        for _ in range(args.repeat):  # alternating, so load falls on all of them alike
             runs["no_redact"].append(export(store, root / "o", False, 1))
             runs["workers_2"].append(export(store, root / "o", True, 2))
             commands.append(command(store, root / "o", 1))
