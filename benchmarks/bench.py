@@ -136,18 +136,28 @@ def store_input(store: Path) -> Path:
     return db if db.is_file() else store
 
 
+def _child_export(store: Path, out: Path, redact: bool, workers: int) -> list[str]:
+    """The command line of one export in a fresh process (``CHILD``)."""
+    return [sys.executable, "-c", CHILD, str(store_input(store)), str(out), str(int(redact)),
+            str(workers)]  # fmt: skip
+
+
+def _last_json(text: str) -> dict[str, Any]:
+    """The figures a child process printed as the last line of its output."""
+    return dict(json.loads(text.strip().splitlines()[-1]))
+
+
 def export(store: Path, out: Path, redact: bool, workers: int) -> dict[str, Any]:
     """One export in a fresh process: seconds inside ``run_export``, ``wall`` from process
     start (interpreter and imports included) to its end, ``cpu`` of the process and its
     workers, peak MB (children included), stage seconds (the driver's own work as
     ``driver/*``)."""
     settle(out)
-    args = [sys.executable, "-c", CHILD, str(store_input(store)), str(out), str(int(redact)),
-            str(workers)]  # fmt: skip
+    args = _child_export(store, out, redact, workers)
     cpu, start = _cpu_of_children(), time.perf_counter()
     text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     wall, cpu = time.perf_counter() - start, _cpu_of_children() - cpu
-    return dict(json.loads(text.strip().splitlines()[-1])) | {"wall": wall, "cpu": cpu}
+    return _last_json(text) | {"wall": wall, "cpu": cpu}
 
 
 def exports_at_once(store: Path, out: Path, copies: int) -> list[dict[str, Any]]:
@@ -156,16 +166,14 @@ def exports_at_once(store: Path, out: Path, copies: int) -> list[dict[str, Any]]
     settle(out)
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", CHILD, str(store_input(store)), str(out / str(i)), "1", "1"],
-            stdout=subprocess.PIPE,
-            text=True,
+            _child_export(store, out / str(i), True, 1), stdout=subprocess.PIPE, text=True
         )
         for i in range(copies)
     ]
     texts = [p.communicate()[0] for p in procs]
     if any(p.returncode for p in procs):
         raise RuntimeError("an export started beside another failed")
-    return [dict(json.loads(t.strip().splitlines()[-1])) for t in texts]
+    return [_last_json(t) for t in texts]
 
 
 def command(store: Path, out: Path, workers: int) -> float:
@@ -210,7 +218,7 @@ def floor(store: Path, out: Path) -> dict[str, float]:
     otherwise sit in this process and in the memory of every export started after it)."""
     args = [sys.executable, "-c", FLOOR, str(store), str(out), str(Path(__file__).parent)]
     text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    return dict(json.loads(text.strip().splitlines()[-1]))
+    return _last_json(text)
 
 
 def floor_here(store: Path, out: Path) -> str:
