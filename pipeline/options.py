@@ -206,6 +206,9 @@ class RunOptions:
     mode: Mode = Mode.error
     ray_address: str | None = None  # a Ray cluster to join (--executor ray)
     keep_state: bool = False  # keep .trajset/ parts and markers for an incremental resume
+    #: the local pool's processes may start by fork where ``tuning.fork_safe`` allows (the
+    #: command line sets it: its process runs nothing else); spawned otherwise
+    fork: bool = False
     secrets: tuple[str, ...] = field(default=(), repr=False)
     terms: tuple[str, ...] = field(default=(), repr=False)  # --redact-terms, never stored
     settings: RunSettings = field(default_factory=RunSettings)

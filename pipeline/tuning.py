@@ -5,7 +5,7 @@ measurable share of a run to leave at their defaults.
 restored after (an export may run inside a caller's process); ``release_freed`` hands a
 large unit's freed memory back;
 ``pyarrow_without_pandas`` is for processes trajset owns (its command line,
-its worker pool).
+its worker pool); ``fork_safe`` tells whether a worker pool may start by fork.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import cast
@@ -126,3 +127,19 @@ def pyarrow_without_pandas() -> None:
         pa.array([], type=pa.null())
     finally:
         sys.meta_path.remove(finder)
+
+
+def fork_safe() -> bool:
+    """Whether a worker pool may start by fork, its processes inheriting this one's imports,
+    instead of fresh interpreters that import the pipeline again (``spawn``: the pool's
+    first unit started 0.8 s after the driver's on the benchmark corpus; by fork, at once).
+
+    On Linux, while no other Python thread runs (a notebook's, a progress bar's: a lock it
+    holds stays held in the child) and polars is not loaded (a forked child can inherit its
+    thread pool's locks held; a hang was seen).  Asked only where the caller allows a fork
+    (``RunOptions.fork``: the command line, whose process runs nothing else)."""
+    return (
+        sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and "polars" not in sys.modules
+    )

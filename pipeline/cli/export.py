@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -242,6 +243,7 @@ def export(
         "chat_template": chat_template, "max_tokens": max_tokens, "overlong": overlong,
     }  # fmt: skip
     options, run = resolve(flags, config, default_workers())
+    run = replace(run, fork=True)  # this process runs nothing else: the pool may be forked
     chosen = all_local_stores(stores, store_kind, quiet) if all_local else stores_or_sample(stores)
     if run.executor == "local" and run.workers > default_workers():
         typer.echo(
@@ -290,7 +292,9 @@ def export(
 
 class _ProgressBar:
     """A progress bar on stderr (rich comes with typer): the units run, then the shards
-    written (a fifth of a run's time on the benchmark corpus)."""
+    written (a fifth of a run's time on the benchmark corpus).  Drawn when the run reports
+    progress, at most ten times a second, not by a thread of its own: the worker pool
+    starts by fork only while this process runs no other thread (``tuning.fork_safe``)."""
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -305,12 +309,19 @@ class _ProgressBar:
         self._progress = Progress(
             TextColumn("export {task.description:<6}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+            auto_refresh=False,
         )  # fmt: skip
         self._task = self._progress.add_task("units", total=None)
         self._progress.start()
+        self._drawn = 0.0  # when the bar was last drawn (time.monotonic)
 
     def update(self, done: int, total: int, stage: str) -> None:
+        now = time.monotonic()
+        draw = now - self._drawn >= 0.1 or done == total
         self._progress.update(self._task, description=stage, completed=done, total=total)
+        if draw:
+            self._progress.refresh()
+            self._drawn = now
 
     def close(self) -> None:
         self._progress.stop()

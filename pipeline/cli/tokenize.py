@@ -56,7 +56,7 @@ def tokenize(
     options = parse_tokenize(tokenizer, chat_template, max_tokens, overlong)
     if options is None:
         fail("--tokenizer is required: a tokenizer folder or a Hub id", 2)
-    run = RunOptions(workers=min(workers or default_workers(), default_workers()))
+    run = RunOptions(workers=min(workers or default_workers(), default_workers()), fork=True)
     with make_executor(run) as executor:
         counts = tokenize_export(directory, options, executor)
     if not quiet:

@@ -17,7 +17,7 @@ from .ray import RayExecutor
 
 #: ``--executor`` name -> factory taking the run options
 EXECUTORS: dict[str, Callable[[RunOptions], Executor]] = {
-    "local": lambda run: LocalExecutor(run.workers),
+    "local": lambda run: LocalExecutor(run.workers, fork=run.fork),
     "ray": lambda run: RayExecutor(run.workers, run.ray_address),
 }
 

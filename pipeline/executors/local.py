@@ -18,7 +18,7 @@ from concurrent.futures import (
 )
 from typing import TypeVar
 
-from ..tuning import pyarrow_without_pandas
+from ..tuning import fork_safe, pyarrow_without_pandas
 from .base import Lifetime, run_chunk
 
 T = TypeVar("T")
@@ -32,10 +32,22 @@ def _worker() -> None:
     pyarrow_without_pandas()
 
 
+def _start_method(fork: bool) -> str:
+    """``fork`` where allowed and ``fork_safe`` (what this process has buffered for its
+    standard streams is written first, or each child would write it again), else ``spawn``."""
+    if not (fork and fork_safe()):
+        return "spawn"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return "fork"
+
+
 class LocalExecutor(Lifetime):
     """``workers`` processes: this one (its items run in a thread) and a pool of
-    ``workers - 1``.  So one process fewer is started, and while the pool starts
-    (spawning and importing, about 0.5 s a process) this one already works.  The job is
+    ``workers - 1``.  So one process fewer is started, and while the pool starts this one
+    already works.  With ``fork``, the pool's processes are forked where ``tuning.fork_safe``
+    allows, so they start with the pipeline imported; otherwise they are spawned (a fresh
+    interpreter importing it: about a second before a first unit).  The job is
     pickled with each chunk for the pool, so what it builds lazily is built once per
     chunk there (and once here).
 
@@ -43,8 +55,9 @@ class LocalExecutor(Lifetime):
     serves every later map until the block ends, so a run's second map (its shards)
     spawns no process again; outside one, each map has a pool of its own."""
 
-    def __init__(self, workers: int = 1) -> None:
+    def __init__(self, workers: int = 1, *, fork: bool = False) -> None:
         self.workers = max(1, min(workers, os.cpu_count() or 1))  # more only wait for a CPU
+        self.fork = fork
         self._pool: ProcessPoolExecutor | None = None
 
     def close(self) -> None:
@@ -60,9 +73,7 @@ class LocalExecutor(Lifetime):
         if self._pool is not None:
             yield from self._shared(self._pool, job, items)
             return
-        # spawn, not fork: polars and pyarrow run thread pools, and a forked child can
-        # inherit one of their locks held (a hang seen after --where ran in the parent)
-        context = multiprocessing.get_context("spawn")
+        context = multiprocessing.get_context(_start_method(self.fork))
         pool = ProcessPoolExecutor(self.workers - 1, mp_context=context, initializer=_worker)
         if self._open:
             self._pool = pool
