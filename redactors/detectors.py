@@ -21,6 +21,10 @@ from .passwords import NAME_ANCHOR, NOT_SECRET
 _B = r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9+/_\\-]))"  # token start: not inside a longer token or base64 run
 _E = r"(?![A-Za-z0-9+/_=-])"  # token end
 _W = r"(?:(?<=\\[nrtbf])|\b)"  # a word boundary, also right after a JSON escape
+#: where ``_B`` lets a token start, as a trigger may say it (RE2 reads no look-behind): the
+#: text's start, a character no token holds, or a JSON escape.  ``sk-`` alone fired in every
+#: ``task-`` (a Harbor trial's ids), each string then searched for a key in vain
+_TOKEN_START = r"(?:^|[\x00-*,.:-@\[\]^`{-" + "\U0010ffff" + r"]|\\[nrtbf])"
 
 
 def _token(name: str, regex: str, trigger: str) -> Rule:
@@ -166,7 +170,7 @@ RULES: list[Rule] = [
     Rule(
         "openai_key_v1",
         re.compile(_B + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}" + _E),
-        "sk-",
+        _TOKEN_START + "sk-",
         anchor=Anchor("sk-", NOWHERE),  # a key starts at its prefix
     ),
     _token("huggingface_token_v1", r"hf_[A-Za-z0-9]{30,}", "hf_"),

@@ -116,3 +116,29 @@ def test_anchored_search_finds_exactly_what_finditer_finds(text: str) -> None:
     for name, pattern, anchor in ANCHORED:
         expected = [m.span() for m in pattern.finditer(text)]
         assert [m.span() for m in anchor.finditer(pattern, text)] == expected, (name, text)
+
+
+RULES = [r for r in ExportOptions(redact=("all",)).redactor([]).rules if isinstance(r, Rule)]
+# the start of keys and tokens after every kind of character, inside words too
+_TOKEN_PIECES = st.sampled_from(
+    ["sk-", "task-", "ask-", "proj-", "ant-", "api03-", "hf_", "ghp_", "xoxb-", "AKIA", "eyJ",
+     "A" * 24, "a1B2" * 10, ".", "\\n", "\\t", "\\", "=", ":", " ", '"', "-", "_", "+", "/",
+     "é", "€", "\U0001f600", "x", "9", "\n", "[", "`", "{", "@"]
+)  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_TOKEN_PIECES, max_size=10).map("".join))
+def test_a_rules_trigger_fires_wherever_its_pattern_matches(text: str) -> None:
+    """The pre-check may only skip a string where the rule cannot match."""
+    for rule in RULES:
+        if rule.pattern.search(text):
+            assert re.search(rule.trigger, text), (rule.name, text)
+            assert any_of([rule.trigger])(text), (rule.name, text)
+
+
+def test_a_key_is_looked_for_where_a_key_can_start_not_inside_a_word() -> None:
+    openai = any_of([next(r.trigger for r in RULES if r.name == "openai_key_v1")])
+    assert not openai("task-0000__025b413/s1") and not openai("ask-me, a-sk-")
+    for before in ("", " ", '"', "=", "\\n", "é", "("):
+        assert openai(before + "sk-proj-" + "a1B2" * 6), before
