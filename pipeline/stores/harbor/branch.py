@@ -70,6 +70,7 @@ def trial_steps(
         leading = n > 0  # still in a continuation's leading copied steps
         if leading:
             out.append(_continuation(n, name, doc, ts))
+        file = str(t.path / "agent" / name)
         for step in doc["steps"]:
             if not isinstance(step, dict):
                 counts["harbor/steps_not_objects"] += 1
@@ -81,7 +82,6 @@ def trial_steps(
             if copied and key in said:
                 counts["harbor/copied_steps_already_said"] += 1
                 continue
-            file = str(t.path / "agent" / name)
             s = step_mod.convert(step, ids, ts, model, session_of, copied, file)
             s.label = f"cont{n}-{s.label}" if n else s.label  # step ids restart in each file
             said.add(key)
