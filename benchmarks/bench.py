@@ -97,11 +97,11 @@ CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 from trajset.pipeline.tuning import pyarrow_without_pandas
-pyarrow_without_pandas()  # as the trajset command sets up its process
+pyarrow_without_pandas()  # as the trajset command sets up its process (and it allows a fork)
 from trajset.pipeline import ExportOptions, RunOptions, run_export
 store, out, redact, workers = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
 start = time.perf_counter()
-run = run_export([store], out, ExportOptions(redact=redact), RunOptions(workers=workers))
+run = run_export([store], out, ExportOptions(redact=redact), RunOptions(workers=workers, fork=True))
 seconds = time.perf_counter() - start
 # VmHWM starts at exec (ru_maxrss would count the parent's pages from before it); workers
 # report through RUSAGE_CHILDREN, which counts them from their fork (an upper bound)
