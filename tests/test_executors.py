@@ -7,6 +7,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import cast
@@ -324,9 +325,12 @@ def test_progress_reports_the_units_then_the_shards(
     ]  # one per table
 
 
-def test_the_progress_bar_names_its_stage() -> None:
+def test_the_progress_bar_names_its_stage_and_runs_no_thread() -> None:
+    """A thread of its own would keep the command's pool from forking (``tuning.fork_safe``)."""
+    threads = threading.active_count()
     bar = _ProgressBar()
     try:
+        assert threading.active_count() == threads
         bar.update(3, 6, "units")
         bar.update(1, 4, "shards")
         task = bar._progress.tasks[0]
