@@ -135,6 +135,10 @@ def loads_as_written(text: str) -> JSON:
 _MAX_DOUBLE = int(sys.float_info.max)
 
 
+#: integers below this in magnitude are the same as doubles
+_EXACT = 2**53
+
+
 class _Slow(Exception):
     """The value needs the full RFC 8785 serialiser."""
 
@@ -148,13 +152,13 @@ def _orjson_ready(value: JSON) -> JSON:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
-        if abs(value) < 2**53:
+        if abs(value) < _EXACT:
             return value
         raise _Slow
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError("number out of range")
-        if value.is_integer() and abs(value) < 2**53:
+        if value.is_integer() and abs(value) < _EXACT:
             return int(value)
         raise _Slow
     if isinstance(value, list):
@@ -184,10 +188,6 @@ def _as_is(value: JSON) -> bool:
             return False
         return ascii_names and all(map(_as_is, value.values()))
     return False  # a float, or a subclass: converted
-
-
-#: integers below this in magnitude are the same as doubles
-_EXACT = 2**53
 
 
 def canonical(value: JSON) -> bytes:
