@@ -132,7 +132,7 @@ def count_placeholders(text: str | bytes) -> dict[str, int]:
     bytes (the same counts: a placeholder is ASCII), so a document written as bytes needs
     no decoded copy (a 243 MB document took 243 MB more at its peak)."""
     rules = (
-        (m.group(1).decode("ascii") for m in PLACEHOLDER_BYTES_RE.finditer(text))
+        (str(m.group(1), "ascii") for m in PLACEHOLDER_BYTES_RE.finditer(text))
         if isinstance(text, bytes)
         else (m.group(1) for m in PLACEHOLDER_RE.finditer(text))
     )

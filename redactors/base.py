@@ -14,11 +14,16 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import re2
+
 from .anchored import Anchor
 
 #: a placeholder, ASCII only (so its matches in UTF-8 bytes are its matches in the text)
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:([a-z0-9_]+):([0-9]+)\]")
-PLACEHOLDER_BYTES_RE = re.compile(PLACEHOLDER_RE.pattern.encode("ascii"))
+#: the same in RE2, for the audit's scans of written outputs (hundreds of MB per export):
+#: about 4x faster than ``re`` there, and both engines read this ASCII pattern alike.  Its
+#: groups are ``bytes`` (a ``memoryview`` when given one); ``str(group, "ascii")`` reads both
+PLACEHOLDER_BYTES_RE = re2.compile(PLACEHOLDER_RE.pattern.encode("ascii"))
 
 
 class RuleError(ValueError):

@@ -34,18 +34,28 @@ def test_nested_strings_and_sliced_columns_are_counted() -> None:
     assert table_placeholders(table.slice(0, 1)) == {"email_v2": 3}
 
 
-pieces = st.sampled_from(["", "x", "[REDACTED:", "email_v2", ":3]", P, "é", "]", "["])
+pieces = st.sampled_from(
+    ["", "x", "[REDACTED:", "email_v2", ":3]", ":", "0", "[REDACTED:k_1:", P, "é", "]", "["]
+)
 
 
 @given(st.lists(st.lists(pieces, max_size=6).map("".join), max_size=12), st.integers(0, 4))
 def test_the_count_equals_the_count_in_each_value_alone(values: list[str], start: int) -> None:
-    """The same as counting every value on its own (what the JSON of the rows gave)."""
+    """The same as counting every value on its own, as text (``re``, where the scan of the
+    column's bytes runs RE2)."""
     table = pa.table({"v": values}).slice(min(start, len(values)))
     expected: dict[str, int] = {}
     for v in table.column("v").to_pylist():
-        for rule, n in count_placeholders(dumps_compact_bytes(v)).items():
+        for rule, n in count_placeholders(v).items():
             expected[rule] = expected.get(rule, 0) + n
     assert dict(table_placeholders(table)) == expected
+
+
+@given(st.lists(pieces, max_size=24).map("".join))
+def test_bytes_and_text_count_alike(text: str) -> None:
+    """The bytes of an output (RE2) hold the placeholders its text (``re``) holds."""
+    assert count_placeholders(text.encode()) == count_placeholders(text)
+    assert count_placeholders(dumps_compact_bytes(text)) == count_placeholders(text)
 
 
 def test_a_document_written_in_pieces_is_its_bytes_with_its_placeholders(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def _count(array: pa.Array, counts: Counter[str]) -> None:
     for m in PLACEHOLDER_BYTES_RE.finditer(data):
         i = bisect_right(offsets, first + m.start()) - 1  # the value the match starts in
         if first + m.end() <= offsets[i + 1]:
-            counts[m.group(1).decode("ascii")] += 1
+            counts[str(m.group(1), "ascii")] += 1
 
 
 def table_placeholders(table: pa.Table) -> Counter[str]:
