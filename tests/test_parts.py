@@ -45,11 +45,27 @@ def test_a_shared_prompt_is_written_once_and_assembled_as_every_row_holds_it(
     part_files.write_part(tmp_path / "shared.arrow", shared)
     assert (tmp_path / "shared.arrow").stat().st_size < (tmp_path / "plain.arrow").stat().st_size
     back = part_files.read_part(tmp_path / "shared.arrow")
-    assert part_files.contiguous([back]).equals(plain, check_metadata=True)
+    assert part_files.plain([back]).equals(plain, check_metadata=True)
     # slices, and an older plain part between shared ones (a resumed run), come out in order
     pieces = [back.slice(0, 3), part_files.read_part(tmp_path / "plain.arrow"), back.slice(3)]
     expected = pa.concat_tables([plain.slice(0, 3), plain, plain.slice(3)]).combine_chunks()
-    assert part_files.contiguous(pieces).equals(expected, check_metadata=True)
+    assert part_files.plain(pieces).equals(expected, check_metadata=True)
+
+
+def test_a_row_group_is_assembled_from_its_parts_without_a_copy(
+    rows: dict[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    """``plain`` hands the writer the parts' own buffers (a mapped part's pages): no row is
+    copied, so a group takes no memory of its own (a concatenation took its size again)."""
+    for i, shared in enumerate(((), ("prompt",))):
+        path = tmp_path / f"{i}.arrow"
+        part_files.write_part(path, part_files.to_table("kto", rows["kto"], shared))
+        pieces = [part_files.read_part(path).slice(0, 3), part_files.read_part(path)]
+        before = pa.total_allocated_bytes()
+        group = part_files.plain(pieces)
+        assert pa.total_allocated_bytes() - before < group.nbytes // 10
+        expected = part_files.to_table("kto", rows["kto"][:3] + rows["kto"])
+        assert group.equals(expected, check_metadata=True)
 
 
 def test_a_shared_columns_bytes_count_its_value_once_per_row(
@@ -70,7 +86,8 @@ def test_a_table_of_shared_rows_is_written_byte_identical_to_its_plain_rows(
     rows: dict[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
     """A shard from shared parts is the same file as from plain parts (row groups of about
-    a row, so a part of two rows is cut inside)."""
+    a row, so a part of two rows is cut inside; every run of a shared value lies within one
+    of the writer's batches)."""
     written = {}
     for kind, shared in (("plain", ()), ("shared", ("prompt",))):
         parts = []
