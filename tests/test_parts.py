@@ -89,8 +89,8 @@ def test_a_table_of_shared_rows_is_written_byte_identical_to_its_plain_rows(
     rows: dict[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
     """A shard from shared parts is the same file as from plain parts (row groups of about
-    a row, so a part of two rows is cut inside; every run of a shared value lies within one
-    of the writer's batches)."""
+    a row, so a part of two rows is cut inside; parts this small lie within one of the
+    writer's batches, so where their chunks end cuts no page)."""
     written = {}
     for kind, shared in (("plain", ()), ("shared", ("prompt",))):
         parts = []

@@ -3,7 +3,7 @@ when the shards are assembled (``parquet.write_shard``), kept for ``--mode resum
 
 A table's ``shared`` columns are written as a dictionary of the distinct value objects
 (a fork's pairs hold one prompt), and ``plain`` gives them row by row again,
-so the row groups, and the Parquet files, are those of plain parts; ``row_bytes``
+so the row groups are those of plain parts; ``row_bytes``
 counts a part's rows as they take memory once written out, which is what shards and
 row groups are cut by."""
 
@@ -75,8 +75,8 @@ def plain(pieces: list[pa.Table]) -> pa.Table:
     column (a shared one, ``to_table``) its rows' values written out row by row, a slice of
     its dictionary per run of consecutive values, in one array: a chunk per run cost the
     writer more than the copy.  Concatenating every column first cost a copy of the row
-    group (its size again in memory: 450-490 MB against 300 MB at the peak of the benchmark
-    corpus's export)."""
+    group (its size again in memory: the benchmark corpus's export peaked at 427-490 MB with
+    it, 377-415 MB without)."""
     fields, columns = [], []
     for field in pieces[0].schema:
         chunks = [c for piece in pieces for c in piece.column(field.name).chunks]
