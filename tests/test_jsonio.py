@@ -59,7 +59,7 @@ VALUES = st.recursive(
 )
 PIECES = st.sampled_from(
     ["", "[", "]", "{", "}", '"\\ud800"', '"\\uD83D\\uDE00"', '"\\uDc00"', '"\\\\ud800"',
-     '"\\u00e9"', "NaN", "1e400", ",", ":", '"a"', " "]
+     '"\\u00e9"', "NaN", "1e400", ",", ":", '"a"', " ", "18446744073709551616", "-1e19", "7"]
 )  # fmt: skip
 
 
@@ -77,6 +77,21 @@ def test_edited_text_reads_or_fails_as_before(value: Any, edits: Any) -> None:
         i = at % (len(text) + 1)
         text = text[:i] + piece + text[i:]
     _same(text)
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+        "-9223372036854775809", "18446744073709551615", "18446744073709551616",
+        "1" + "0" * 30, "-1" + "0" * 400, "1e19", "-9.3e18", "9.2e18", "1e308", "1e309",
+        "5e-324", "1.00000000000000011102230246251565404236316680908203125", "-0", "-0.0",
+    ],
+)  # fmt: skip
+def test_numbers_read_as_before(number: str) -> None:
+    """orjson reads an integer beyond 64 bits as a float: such a line is read again."""
+    _same(number)
+    _same(f'{{"a": [1, {{"n": {number}}}], "b": {number}}}')
 
 
 @pytest.mark.parametrize("levels", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 2000])
