@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
-from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Session, validate_header
 
 from . import structure
@@ -314,7 +313,7 @@ class Redactor:
             report.entries_changed += 1
             if hashed and e.type in CONTEXT_TYPES:
                 report.hashed_context_entries_changed += 1
-            entries.append(Entry(raw=new, body=validate_entry(new), line=e.line, index=e.index))
+            entries.append(Entry.of(new, e.line, e.index))
         report.findings.update(placeholders.findings)
         header_model = (
             session.header if new_header is session.header_raw else validate_header(new_header)

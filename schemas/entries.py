@@ -11,6 +11,7 @@ line decodes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import (
@@ -18,6 +19,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -30,6 +32,18 @@ JSON = Any
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
+
+
+@dataclass(slots=True)
+class Derived:
+    """What checking an entry works out of its members, kept for the stages that take it
+    again (``Entry.seconds``, ``Entry.encoded_item``): ``validate_entry`` passes one as the
+    validation context and its validators fill it, so nothing is parsed twice."""
+
+    #: ``ts`` as seconds since the epoch
+    seconds: float | None = None
+    #: the item's (or summary's) typed re-encoding, ``encode_item``
+    item: JSON = None
 
 
 # --------------------------------------------------------------------------- entries
@@ -54,16 +68,20 @@ class EntryBody(Model):
 
     @field_validator("ts")
     @classmethod
-    def _ts(cls, v: str) -> str:
-        parse_rfc3339(v)
+    def _ts(cls, v: str, info: ValidationInfo) -> str:
+        seconds = parse_rfc3339(v).timestamp()
+        if isinstance(info.context, Derived):
+            info.context.seconds = seconds
         return v
 
     def unknown_members(self) -> dict[str, JSON]:
         return dict(sorted((self.model_extra or {}).items()))
 
 
-def _item(v: JSON) -> JSON:
-    encode_item(v)  # raises ValueError when a known item type does not decode
+def _item(v: JSON, info: ValidationInfo) -> JSON:
+    encoded = encode_item(v)  # raises ValueError when a known item type does not decode
+    if isinstance(info.context, Derived):
+        info.context.item = encoded
     return v
 
 
@@ -358,8 +376,9 @@ ENTRY_MODELS: dict[str, type[EntryBody]] = {
 }
 
 
-def validate_entry(raw: JSON) -> EntryUnion:
-    """Decode one entry line's object; ``ValueError`` with a short reason when it does not."""
+def validate_entry(raw: JSON, derived: Derived | None = None) -> EntryUnion:
+    """Decode one entry line's object; ``ValueError`` with a short reason when it does not.
+    ``derived`` is filled with what the checks work out (its ``Entry`` takes it)."""
     if not isinstance(raw, dict):
         raise ValueError("entry line is not a JSON object")
     for member in ("type", "id", "ts"):
@@ -370,7 +389,7 @@ def validate_entry(raw: JSON) -> EntryUnion:
     kind = raw["type"]
     model = ENTRY_MODELS.get(kind, ExtensionEntry) if isinstance(kind, str) else EntryBody
     try:
-        body = model.model_validate(raw)
+        body = model.model_validate(raw, context=derived)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])

@@ -17,7 +17,15 @@ from typing import Any
 
 from pydantic import ValidationError, field_validator
 
-from .entries import EntryUnion, InfoEntry, ItemEntry, LabelEntry, Model
+from .entries import (
+    Derived,
+    EntryUnion,
+    InfoEntry,
+    ItemEntry,
+    LabelEntry,
+    Model,
+    validate_entry,
+)
 from .openresponses import encode_item
 from .timestamps import parse_rfc3339
 
@@ -103,8 +111,16 @@ class Entry:
     body: EntryUnion
     line: int
     index: int
-    _encoded: JSON = field(default=None, init=False, repr=False, compare=False)
-    _seconds: float | None = field(default=None, init=False, repr=False, compare=False)
+    #: what checking the body worked out (``validate_entry``), or this entry when first asked
+    derived: Derived = field(default_factory=Derived, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, raw: JSON, line: int, index: int) -> Entry:
+        """The entry of a line's object, its body checked by ``validate_entry`` (``ValueError``
+        when it does not decode) and what the checks worked out kept."""
+        derived = Derived()
+        body = validate_entry(raw, derived)
+        return cls(raw, body, line, index, derived)
 
     @property
     def id(self) -> str:
@@ -121,19 +137,19 @@ class Entry:
     def seconds(self) -> float:
         """The entry's ``ts`` as seconds since the epoch (parsed once: an entry lies on every
         trajectory through it)."""
-        if self._seconds is None:
-            self._seconds = parse_rfc3339(self.body.ts).timestamp()
-        return self._seconds
+        if self.derived.seconds is None:
+            self.derived.seconds = parse_rfc3339(self.body.ts).timestamp()
+        return self.derived.seconds
 
     def encoded_item(self) -> JSON:
         """The typed re-encoding (``encode_item``) of the entry's item, or of its summary
         (compaction, branch summary), made once: an entry lies on every trajectory through
         it, and each one's context and steps take its item.  Shared, so never changed."""
-        if self._encoded is None:
+        if self.derived.item is None:
             body = self.body
             item = body.item if isinstance(body, ItemEntry) else getattr(body, "summary", None)
-            self._encoded = encode_item(item)
-        return self._encoded
+            self.derived.item = encode_item(item)
+        return self.derived.item
 
 
 @dataclass(slots=True)

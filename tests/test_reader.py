@@ -255,3 +255,23 @@ def test_lenient_lines_read_one_at_a_time_as_split_whole(
     expected = _objects_split_whole(data, "f.jsonl")
     assert jsonl.objects(data, "f.jsonl") == expected
     assert jsonl.objects(input_lines(path), "f.jsonl") == expected
+
+
+def test_what_reading_works_out_of_an_entry_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader checks each item by re-encoding it and each ``ts`` by parsing it; the
+    entry keeps both, so no later stage does that work again."""
+    from trajset.schemas import session as session_module
+    from trajset.schemas.openresponses import encode_item
+    from trajset.schemas.timestamps import parse_rfc3339
+
+    session = read_session_text("\n".join([HEADER, C1, U1]))
+    user = session.by_id["u1"]
+
+    def again(*_: Any) -> Any:
+        raise AssertionError("worked out again")
+
+    monkeypatch.setattr(session_module, "encode_item", again)
+    monkeypatch.setattr(session_module, "parse_rfc3339", again)
+    assert user.encoded_item() == encode_item(json.loads(U1)["item"])
+    assert user.seconds() == parse_rfc3339("2026-01-01T00:00:01Z").timestamp()
+    assert session.by_id["c1"].seconds() == parse_rfc3339("2026-01-01T00:00:00Z").timestamp()

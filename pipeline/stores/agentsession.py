@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trajset.redactors.identities import Identity, header_identities
-from trajset.schemas.entries import EntryUnion, validate_entry
+from trajset.schemas.entries import EntryUnion
 from trajset.schemas.session import Entry, Header, Session, Truncation, validate_header
 from trajset.schemas.timestamps import parse_rfc3339
 
@@ -187,7 +187,7 @@ def _session(lines: Iterator[tuple[int, str, bool]], source: str) -> Session:
     for lineno, line, final in lines:
         try:
             raw = loads_strict(line)
-            body = validate_entry(raw)
+            entry = Entry.of(raw, lineno, len(entries))
         except ValueError as exc:
             reason = _decode_reason(exc)
             if final:
@@ -197,9 +197,9 @@ def _session(lines: Iterator[tuple[int, str, bool]], source: str) -> Session:
                 f"line does not decode ({reason}); only a file's final line may be cut short",
                 rule="bad_line", source=source, line=lineno,
             ) from None  # fmt: skip
-        _check_tree(body, seen, lineno, source)
-        seen.add(body.id)
-        entries.append(Entry(raw=raw, body=body, line=lineno, index=len(entries)))
+        _check_tree(entry.body, seen, lineno, source)
+        seen.add(entry.id)
+        entries.append(entry)
     return Session(header, header_raw, entries, source=source, truncation=truncation)
 
 

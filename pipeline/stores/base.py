@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from trajset.redactors.identities import Identity
-from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Issue, Session, validate_header
 
 from ..errors import SessionReadError, UnitFailed, UsageError
@@ -328,7 +327,7 @@ def converted_session(
     is a ``conversion`` error of that session."""
     issues, counts = numbers.merged(issues, counts, numbers.taken())
     try:
-        entries = [Entry(raw, validate_entry(raw), i + 2, i) for i, raw in enumerate(raws)]
+        entries = [Entry.of(raw, i + 2, i) for i, raw in enumerate(raws)]
         return Session(
             validate_header(header),
             header,

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from trajset.redactors.identities import Identity, identities_of
-from trajset.schemas.entries import validate_entry
 from trajset.schemas.session import Entry, Session, validate_header
 
 from ...errors import SessionReadError, UnitSkipped
@@ -190,7 +189,7 @@ def _session(r: Record, owner: str, raws: list[dict[str, JSON]]) -> Session:
     entries = []
     for i, raw in enumerate(raws):
         try:
-            body = validate_entry(raw)
+            entries.append(Entry.of(raw, i + 2, i))
         except ValueError as exc:
             raise SessionReadError(
                 f"converted entry {raw.get('id')} does not validate: {exc}",
@@ -198,5 +197,4 @@ def _session(r: Record, owner: str, raws: list[dict[str, JSON]]) -> Session:
                 source=str(r.path),
                 session_id=r.sid,
             ) from None
-        entries.append(Entry(raw, body, i + 2, i))
     return Session(validate_header(header), header, entries, str(r.path), source_format="einox")
