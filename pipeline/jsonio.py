@@ -65,8 +65,8 @@ def loads_strict(text: str | bytes, *, finite: bool = True) -> JSON:
     orjson reads first (half the standard library's time on the benchmark corpus's lines);
     what it refuses (NaN, a number out of range, a lone surrogate, bad JSON) or reads
     otherwise (an integer beyond 64 bits becomes a float) is read again by the standard
-    library, whose values and messages are the ones returned."""
-    if finite and _openers(text) <= MAX_DEPTH:
+    library, whose values and messages are the ones returned, in either mode."""
+    if _openers(text) <= MAX_DEPTH:
         try:
             value = orjson.loads(text)
         except orjson.JSONDecodeError:
