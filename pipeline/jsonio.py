@@ -66,7 +66,8 @@ def loads_strict(text: str | bytes, *, finite: bool = True) -> JSON:
     what it refuses (NaN, a number out of range, a lone surrogate, bad JSON) or reads
     otherwise (an integer beyond 64 bits becomes a float) is read again by the standard
     library, whose values and messages are the ones returned, in either mode."""
-    if _openers(text) <= MAX_DEPTH:
+    openers = _openers(text)
+    if openers <= MAX_DEPTH:
         try:
             value = orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -82,7 +83,7 @@ def loads_strict(text: str | bytes, *, finite: bool = True) -> JSON:
         )
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
-    if isinstance(value, dict | list) and _openers(text) > MAX_DEPTH and depth(value) > MAX_DEPTH:
+    if isinstance(value, dict | list) and openers > MAX_DEPTH and depth(value) > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(text, str) and _SURROGATE_ESCAPE.search(text):
         value = fix_surrogates(value)
