@@ -26,7 +26,7 @@ from ..options import RunSettings
 from ..tables import SCHEMAS
 from .audit import table_placeholders
 from .files import atomic_path, atomic_write
-from .part_files import plain, read_part, row_bytes
+from .part_files import contiguous, read_part, row_bytes
 from .tables_info import shard_facts
 
 WRITE_OPTIONS: dict[str, Any] = {
@@ -118,7 +118,7 @@ class _RowGroups:
             if source is not last:  # consecutive slices of one source share one read
                 last, table = source, _load(source)
             pieces.append(table.slice(start, n))
-        group = plain(pieces)
+        group = contiguous(pieces)
         if self.drop:
             group = group.filter(pa.array([k not in self.drop for k in _keys(group, self.key)]))
         if self.tools:

@@ -2,8 +2,8 @@
 when the shards are assembled (``parquet.write_shard``), kept for ``--mode resume``.
 
 A table's ``shared`` columns are written as a dictionary of the distinct value objects
-(a fork's pairs hold one prompt), and ``plain`` gives them row by row again,
-so the row groups are those of plain parts; ``row_bytes``
+(a fork's pairs hold one prompt), and ``contiguous`` writes them out row by row again,
+so the row groups, and the Parquet files, are those of plain parts; ``row_bytes``
 counts a part's rows as they take memory once written out, which is what shards and
 row groups are cut by."""
 
@@ -27,7 +27,7 @@ def to_table(name: str, rows: list[dict[str, Any]], shared: tuple[str, ...] = ()
 
     A ``shared`` column (``Table.shared``: a fork's pairs hold one prompt object) becomes a
     dictionary of its distinct value objects, each converted and written once; the row
-    groups hold it row by row again (``plain``; ``row_bytes`` counts it so)."""
+    groups hold it row by row again (``contiguous``; ``row_bytes`` counts it so)."""
     schema = SCHEMAS[name]
     shared = tuple(c for c in shared if rows)
     if not shared:
@@ -56,7 +56,7 @@ def _distinct(values: list[Any], type: pa.DataType) -> pa.DictionaryArray:
 def row_bytes(table: pa.Table) -> int:
     """The bytes ``table``'s rows take in memory once written out: a dictionary column
     (``to_table``'s shared one) counts its value's bytes once per row, as in the row group
-    ``plain`` gives; every other column its own (``Array.nbytes``, slices accounted for)."""
+    ``contiguous`` builds; every other column its own (``Array.nbytes``, slices accounted for)."""
     total = 0
     for column in table.columns:
         for chunk in column.chunks:
@@ -69,25 +69,21 @@ def row_bytes(table: pa.Table) -> int:
     return total
 
 
-def plain(pieces: list[pa.Table]) -> pa.Table:
-    """The pieces' rows as one table.  A column holds the pieces' own chunks in order (a
-    mapped part's pages; the Parquet writer takes chunks as they come), and a dictionary
-    column (a shared one, ``to_table``) its rows' values written out row by row, a slice of
-    its dictionary per run of consecutive values, in one array: a chunk per run cost the
-    writer more than the copy.  Concatenating every column first cost a copy of the row
-    group (its size again in memory: the benchmark corpus's export peaked at 427-490 MB with
-    it, 377-415 MB without)."""
-    fields, columns = [], []
+def contiguous(pieces: list[pa.Table]) -> pa.Table:
+    """The pieces' rows as one table of one chunk per column, as
+    ``concat_tables(...).combine_chunks()`` gives parts of plain columns; a dictionary
+    column (a shared one, ``to_table``) is written out row by row, its value's slice per row."""
+    fields, arrays = [], []
     for field in pieces[0].schema:
         chunks = [c for piece in pieces for c in piece.column(field.name).chunks]
         if pa.types.is_dictionary(field.type):
             field = field.with_type(field.type.value_type)
         if any(pa.types.is_dictionary(c.type) for c in chunks):
-            chunks = [pa.concat_arrays([row for c in chunks for row in _rows(c)])]
+            chunks = [row for c in chunks for row in _rows(c)]
         fields.append(field)
-        columns.append(pa.chunked_array(chunks, type=field.type))
+        arrays.append(chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks))
     schema = pa.schema(fields, metadata=pieces[0].schema.metadata)
-    return pa.Table.from_arrays(columns, schema=schema)
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _rows(chunk: pa.Array) -> list[pa.Array]:
