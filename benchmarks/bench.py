@@ -19,12 +19,16 @@ measures, in one run:
 
 - the **floor**: orjson parse of every input record (a JSONL line, a ``session.json``),
   orjson dump of every ATIF document written, and a pyarrow write of every table written
-  (zstd, as the export writes them);
+  (zstd, as the export writes them), in a fresh process;
 - ``trajset export`` with 1 worker (default redaction, all outputs), with ``--no-redact``,
   and with 2 workers, each in a fresh process (wall time and peak resident memory: the
-  process's own high-water mark, and for 2 workers the largest worker's); the three alternate ``--repeat`` times and medians are reported,
-  so machine load falls on all of them alike;
-- **efficiency** = floor / export time; **amplification** = (ATIF JSON bytes + the tables'
+  process's own high-water mark, and for 2 workers the largest worker's);
+- in rounds: each round runs every one of these once, the floor right after the 1-worker
+  export whose output it reads, so load falls on all of them alike; ``--repeat`` rounds,
+  medians reported;
+- **efficiency** = floor / export time, the 2-worker speed-up and its ceiling (below): each
+  the median of the rounds' own ratios (a round's two terms ran minutes apart, not hours),
+  with their range; **amplification** = (ATIF JSON bytes + the tables'
   uncompressed Arrow bytes) / input bytes, and the same on disk; input MB/s; the
   redaction overhead (default / ``--no-redact`` time); the 2-worker speed-up;
 - the **machine's ceiling** for that speed-up: two 1-worker exports started at once (each
@@ -282,6 +286,32 @@ def machine() -> str:
     )
 
 
+def _round_ratios(
+    runs: dict[str, list[dict[str, Any]]], floors: list[dict[str, float]]
+) -> dict[str, Any]:
+    """Efficiency, 2-worker speed-up and its ceiling, each taken within a round (its runs
+    minutes apart) and the median of those reported: a ratio of two medians may set runs of
+    different hours against each other on a shared machine, where the floor alone took
+    0.9-2.2 s on the same corpus in different runs."""
+    rounds = {
+        "efficiency": [
+            f["total"] / d["seconds"] for f, d in zip(floors, runs["default"], strict=True)
+        ],
+        "speedup_2_workers": [
+            d["seconds"] / w["seconds"]
+            for d, w in zip(runs["default"], runs["workers_2"], strict=True)
+        ],
+        "ceiling_2_workers": [
+            2 * d["seconds"] / t["seconds"]
+            for d, t in zip(runs["default"], runs["two_at_once"], strict=True)
+        ],
+    }
+    digits = {"efficiency": 3, "speedup_2_workers": 2, "ceiling_2_workers": 2}
+    out: dict[str, Any] = {k: round(statistics.median(v), digits[k]) for k, v in rounds.items()}
+    out["rounds"] = {k: [round(x, digits[k]) for x in v] for k, v in rounds.items()}
+    return out
+
+
 #: the runs made alone on the machine (wall time and peak memory are reported for them)
 LONE = ("default", "no_redact", "workers_2")
 
@@ -298,14 +328,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "default": [], "no_redact": [], "workers_2": [], "two_at_once": [],
         }  # fmt: skip
         commands: list[float] = []
+        floors: list[dict[str, float]] = []
         for _ in range(args.repeat):  # alternating, so load falls on all of them alike
             runs["no_redact"].append(export(store, root / "o", False, 1))
             runs["workers_2"].append(export(store, root / "o", True, 2))
             commands.append(command(store, root / "o", 1))
             runs["default"].append(export(store, root / "out", True, 1))
+            floors.append(floor(store, root / "out"))  # of the documents and tables just written
             pair = exports_at_once(store, root / "o", 2)
             runs["two_at_once"].append(max(pair, key=lambda r: r["seconds"]))
-        fl = floor(store, root / "out")
+        fl = {k: statistics.median(f[k] for f in floors) for k in floors[0]}
+        ratios = _round_ratios(runs, floors)
         out_bytes = output_bytes(root / "out")
         med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
         wall = {k: statistics.median(r["wall"] for r in v) for k, v in runs.items() if k in LONE}
@@ -347,12 +380,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "peak_mb": {k: round(v) for k, v in peak.items()},
         "stage_seconds_default": runs["default"][-1]["stages"],
         "floor_seconds": {k: round(v, 2) for k, v in fl.items()},
-        "efficiency": round(fl["total"] / med["default"], 3),
+        "efficiency": ratios["efficiency"],
         "input_mb_per_s": round(size / 1e6 / med["default"], 2),
         "input_mb_per_s_no_redact": round(size / 1e6 / med["no_redact"], 2),
         "redaction_overhead": round(med["default"] / med["no_redact"], 2),
-        "speedup_2_workers": round(med["default"] / med["workers_2"], 2),
-        "ceiling_2_workers": round(2 * med["default"] / med["two_at_once"], 2),
+        "speedup_2_workers": ratios["speedup_2_workers"],
+        "ceiling_2_workers": ratios["ceiling_2_workers"],
+        "round_ratios": ratios["rounds"],
         "amplification": round((out_bytes["atif"] + out_bytes["arrow"]) / size, 2),
         "amplification_on_disk": round((out_bytes["atif"] + out_bytes["parquet"]) / size, 2),
         "sizes": sizes,
@@ -383,12 +417,12 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         "| figure | value |",
         "|---|---:|",
-        f"| efficiency (floor / export) | {r['efficiency']} |",
+        f"| efficiency (floor / export) | {_with_rounds(r, 'efficiency')} |",
         f"| input MB/s, 1 worker (no redaction) | {r['input_mb_per_s']} ({r['input_mb_per_s_no_redact']}) |",
         f"| redaction overhead (default / `--no-redact`) | {r['redaction_overhead']}x |",
-        f"| 2-worker speed-up | {r['speedup_2_workers']}x |",
+        f"| 2-worker speed-up | {_with_rounds(r, 'speedup_2_workers', 'x')} |",
         f"| the machine's ceiling for it: two 1-worker exports at once | "
-        f"{r['ceiling_2_workers']}x |",
+        f"{_with_rounds(r, 'ceiling_2_workers', 'x')} |",
         f"| amplification: (ATIF + uncompressed Arrow) / input | {r['amplification']}x |",
         f"| amplification on disk: (ATIF + Parquet) / input | {r['amplification_on_disk']}x |",
         "",
@@ -397,9 +431,10 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         "The machine's ceiling: two 1-worker exports of the corpus started together (each to "
         f"its own folder) took {s['two_at_once']} s (the slower of the two; median), against "
-        f"{s['default']} s for one alone: this machine runs two processes of this work "
-        f"{r['ceiling_2_workers']}x as fast as one, with nothing shared between them.  The "
-        f"2-worker export's {r['speedup_2_workers']}x is to be read against that, not 2x.",
+        f"{s['default']} s for one alone (medians): this machine runs two processes of this "
+        f"work {r['ceiling_2_workers']}x as fast as one (the median of the rounds' own "
+        "ratios), with nothing shared between them.  The 2-worker export's "
+        f"{r['speedup_2_workers']}x is to be read against that, not 2x.",
         "",
         "| input | 1 worker, default | MB/s | peak memory | 2 workers | 2-worker speed-up |",
         "|---:|---:|---:|---:|---:|---:|",
@@ -415,6 +450,12 @@ def markdown(r: dict[str, Any]) -> str:
         f"run at most {d['amdahl']['32']}x and 128 at most {d['amdahl']['128']}x one worker.",
     ]
     return "\n".join(lines)
+
+
+def _with_rounds(r: dict[str, Any], key: str, unit: str = "") -> str:
+    """A ratio's median and each round's value (its spread is the machine's noise)."""
+    each = ", ".join(f"{x}{unit}" for x in r["round_ratios"][key])
+    return f"{r[key]}{unit} (rounds: {each})"
 
 
 def write_block(path: Path, text: str, kind: str = "agentsession") -> None:

@@ -107,6 +107,8 @@ def test_the_benchmark_runner_runs_on_a_tiny_corpus(kind: str) -> None:
     assert figures["corpus"]["format"] == kind and figures["corpus"]["input_mb"] > 0
     assert figures["command_seconds"] > 0 and figures["wall_seconds"]["default"] > 0
     assert figures["ceiling_2_workers"] > 0 and "two_at_once" in figures["seconds"]
+    rounds = figures["round_ratios"]  # each ratio taken within a round (one round here)
+    assert rounds["efficiency"] == [figures["efficiency"]] and len(rounds["ceiling_2_workers"]) == 1
     driver = figures["driver_share_largest_2_workers"]
     assert 0 < driver["share"] < 1 and {"discover", "index", "manifest"} <= set(
         driver["driver_seconds"]
