@@ -28,9 +28,9 @@ measures, in one run:
   medians reported;
 - **efficiency** = floor / export time, the 2-worker speed-up and its ceiling (below): each
   the median of the rounds' own ratios (a round's two terms ran minutes apart, not hours),
-  with their range; **amplification** = (ATIF JSON bytes + the tables'
+  every round's shown too; **amplification** = (ATIF JSON bytes + the tables'
   uncompressed Arrow bytes) / input bytes, and the same on disk; input MB/s; the
-  redaction overhead (default / ``--no-redact`` time); the 2-worker speed-up;
+  redaction overhead (default / ``--no-redact`` time);
 - the **machine's ceiling** for that speed-up: two 1-worker exports started at once (each
   to its own folder) against one alone.  Their processes share the machine's memory
   bandwidth and caches, so two need not run twice as fast as one: the ceiling says how
