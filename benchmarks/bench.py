@@ -17,9 +17,10 @@
 For the corpus (``corpus.py``, or ``einox_corpus.py``/``codex_corpus.py`` with ``--format``; seed 1) this
 measures, in one run:
 
-- the **floor**: orjson parse of every input record (a JSONL line, a ``session.json``),
-  orjson dump of every ATIF document written, and a pyarrow write of every table written
-  (zstd, as the export writes them), in a fresh process;
+- the **floor**: orjson parse of every input record (a JSONL line, a ``*.json`` file, the
+  JSON text of an agentsession or OpenCode database; the MB parsed are shown), orjson dump
+  of every ATIF document written, and a pyarrow write of every table written (zstd, as the
+  export writes them), in a fresh process;
 - ``trajset export`` with 1 worker (default redaction, all outputs), with ``--no-redact``,
   and with 2 workers, each in a fresh process (wall time and peak resident memory: the
   process's own high-water mark, and for 2 workers the largest worker's);
@@ -63,6 +64,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -225,22 +227,34 @@ def floor(store: Path, out: Path) -> dict[str, float]:
     return _last_json(text)
 
 
-def floor_here(store: Path, out: Path) -> str:
-    """Seconds to parse every input record, dump every document and write every table (JSON)."""
-    start = time.perf_counter()
+#: (table, column) of the JSON text a store kind's database holds: an agentsession
+#: database's header and lines, an OpenCode database's messages and parts
+DB_RECORDS = (("sessions", "header"), ("entries", "line"), ("message", "data"), ("part", "data"))
+
+
+def records(store: Path) -> Iterator[bytes | str]:
+    """Every JSON record of a store: a JSONL line, a ``*.json`` file, a database's JSON text."""
     for path in sorted(store.rglob("*.jsonl")):
         with path.open("rb") as fh:
-            for line in fh:
-                if line.strip():
-                    orjson.loads(line)
-    for path in sorted(store.rglob("session.json")):
-        orjson.loads(path.read_bytes())
-    for path in sorted(store.rglob("*.db")):  # an agentsession database's lines
+            yield from (line for line in fh if line.strip())
+    for path in sorted(store.rglob("*.json")):
+        yield path.read_bytes()
+    for path in sorted(store.rglob("*.db")):
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            for (line,) in db.execute(
-                "SELECT header FROM sessions UNION ALL SELECT line FROM entries"
-            ):
-                orjson.loads(line)
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+            for table, column in DB_RECORDS:
+                if table in tables:
+                    yield from (text for (text,) in db.execute(f"SELECT {column} FROM {table}"))
+
+
+def floor_here(store: Path, out: Path) -> str:
+    """Seconds to parse every input record, dump every document and write every table, and
+    the bytes parsed (JSON)."""
+    start = time.perf_counter()
+    parsed = 0
+    for record in records(store):
+        orjson.loads(record)
+        parsed += len(record)
     parse = time.perf_counter() - start
     docs = [orjson.loads(p.read_bytes()) for p in sorted((out / "atif").glob("*.json"))]
     start = time.perf_counter()
@@ -252,7 +266,10 @@ def floor_here(store: Path, out: Path) -> str:
     for t in tables:
         pq.write_table(t, pa.BufferOutputStream(), compression="zstd", write_page_index=True)
     write = time.perf_counter() - start
-    return json.dumps({"parse": parse, "dump": dump, "write": write, "total": parse + dump + write})
+    total = parse + dump + write
+    return json.dumps(
+        {"parse": parse, "dump": dump, "write": write, "total": total, "parsed_bytes": parsed}
+    )
 
 
 def output_bytes(out: Path) -> dict[str, int]:
@@ -338,6 +355,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             pair = exports_at_once(store, root / "o", 2)
             runs["two_at_once"].append(max(pair, key=lambda r: r["seconds"]))
         fl = {k: statistics.median(f[k] for f in floors) for k in floors[0]}
+        parsed = fl.pop("parsed_bytes")  # the same in every round
         ratios = _round_ratios(runs, floors)
         out_bytes = output_bytes(root / "out")
         med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
@@ -380,6 +398,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "peak_mb": {k: round(v) for k, v in peak.items()},
         "stage_seconds_default": runs["default"][-1]["stages"],
         "floor_seconds": {k: round(v, 2) for k, v in fl.items()},
+        "floor_parsed_mb": round(parsed / 1e6, 1),
         "efficiency": ratios["efficiency"],
         "input_mb_per_s": round(size / 1e6 / med["default"], 2),
         "input_mb_per_s_no_redact": round(size / 1e6 / med["no_redact"], 2),
@@ -427,7 +446,7 @@ def markdown(r: dict[str, Any]) -> str:
         f"| amplification on disk: (ATIF + Parquet) / input | {r['amplification_on_disk']}x |",
         "",
         f"Stage seconds (default run): {r['stage_seconds_default']}; floor parts: "
-        f"{r['floor_seconds']}.",
+        f"{r['floor_seconds']}, of {r['floor_parsed_mb']} MB of JSON records parsed.",
         "",
         "The machine's ceiling: two 1-worker exports of the corpus started together (each to "
         f"its own folder) took {s['two_at_once']} s (the slower of the two; median), against "

@@ -115,6 +115,23 @@ def test_the_benchmark_runner_runs_on_a_tiny_corpus(kind: str) -> None:
     )
 
 
+def test_the_benchmark_floor_parses_the_records_of_every_store_kind(tmp_path: Path) -> None:
+    """The floor's parse reads each store kind's JSON wherever it lies: every byte of a file
+    store, and of a database the JSON text of its rows (OpenCode's too: its database has
+    tables of its own, which the floor once failed on), not the pages around it."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+    finally:
+        sys.path.pop(0)
+    for kind, build in sorted(bench.BUILDERS.items()):
+        store = tmp_path / kind
+        size = build(store, 3, seed=1, tool_output_bytes=2048)
+        parsed = sum(len(record) for record in bench.records(store))
+        least = 0.4 if kind in ("agentsession-sqlite", "opencode") else 0.99
+        assert least * size <= parsed <= size, (kind, parsed, size)
+
+
 def test_every_package_folder_is_in_the_wheel(wheel: Path) -> None:
     """A new subpackage is packaged without a hand-kept list (``setup.py`` finds them): every
     folder of the three package folders that holds modules is a package of the wheel."""
