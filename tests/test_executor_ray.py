@@ -110,3 +110,25 @@ def test_a_ray_started_for_the_run_reaches_no_network() -> None:
         assert {c.laddr.ip for c in listening} <= loopback_or_any, listening
         assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
     assert not ray.is_initialized()
+
+
+@loopback_only
+def test_a_ray_started_for_the_run_is_its_own_beside_a_running_cluster() -> None:
+    """Without an address the run starts its own Ray even where another is running on the
+    machine (a ``ray start`` head, which Ray's own lookup would otherwise join, and fail to:
+    a joined cluster takes no CPU count), and leaves that one running."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1"}
+    )
+    try:  # the running cluster has written its address where Ray looks for one
+        with RayExecutor(workers=1) as executor:
+            assert list(executor.map(_double, [1, 2, 3])) == [2, 4, 6]
+            assert ray.get_runtime_context().gcs_address != cluster.address
+        assert not ray.is_initialized()
+        ray.init(address=cluster.address)
+        assert [n["Alive"] for n in ray.nodes()] == [True]
+        ray.shutdown()
+    finally:
+        cluster.shutdown()

@@ -142,7 +142,8 @@ def export(
     ray_address: Annotated[
         str | None,
         typer.Option(
-            help="Ray cluster to join with --executor ray (default: RAY_ADDRESS, else a local Ray); "
+            help="Ray cluster to join with --executor ray (default: RAY_ADDRESS, else a Ray of its own "
+            "started for the run, even where another runs on this machine); "
             "--out must then be on a filesystem every node sees."
         ),
     ] = None,

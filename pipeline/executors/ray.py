@@ -2,7 +2,7 @@
 
 ``--ray-address`` (or ``RAY_ADDRESS``) joins a running cluster; without
 one, a local Ray with ``--workers`` CPUs is started and stopped with the
-run.  That Ray names its node 127.0.0.1, so its processes talk to each other on
+run, whatever other Ray runs on the machine.  That Ray names its node 127.0.0.1, so its processes talk to each other on
 the loopback interface; Ray's own servers still bind every interface (Ray has
 no setting to bind them to one), so where the network must not reach them, run
 the export in a network namespace of its own, as the project's tests do.  A task runs the job over a chunk of batches, so what the job builds
@@ -61,7 +61,9 @@ class RayExecutor(Lifetime):
                 {} if self.address else {"num_cpus": self.workers, "_node_ip_address": LOOPBACK}
             )
             ray.init(
-                address=self.address,
+                # "local": a Ray of our own even where one runs on this machine already;
+                # None would join the one a `ray start` recorded, and fail on num_cpus
+                address=self.address or "local",
                 include_dashboard=False,
                 log_to_driver=False,
                 configure_logging=False,
