@@ -49,13 +49,24 @@ def session_file(name: str) -> Path:
     return v04 if v04.exists() else base / f"{name}.jsonl"
 
 
-def benchmark_corpus() -> Any:
-    """``benchmarks/corpus.py`` (the generated stores tests share with the benchmarks)."""
+def benchmark_module(name: str) -> Any:
+    """``benchmarks/<name>.py``, loaded from its file (the benchmarks are no package); the
+    folder a module puts on ``sys.path`` for its siblings is taken off again."""
     import importlib.util
+    import sys
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "corpus.py"
-    spec = importlib.util.spec_from_file_location("trajset_benchmark_corpus", path)
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"trajset_benchmark_{name}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    saved = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved
     return module
+
+
+def benchmark_corpus() -> Any:
+    """``benchmarks/corpus.py`` (the generated stores tests share with the benchmarks)."""
+    return benchmark_module("corpus")

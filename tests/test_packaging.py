@@ -17,9 +17,10 @@ import sysconfig
 import venv
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from tests.conftest import benchmark_module
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow  # wheels, virtual environments, subprocesses
@@ -94,27 +95,11 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path: Path, wheel: Path) ->
     assert len(list((tmp_path / "out" / "atif").glob("*.json"))) == 8
 
 
-#: every store kind the runner builds a corpus of (``bench.BUILDERS``, checked below)
-BENCH_KINDS = sorted(
-    ["agentsession", "agentsession-sqlite", "claude-code", "codex", "einox", "gemini-cli",
-     "harbor", "opencode", "pi", "suga"]
-)  # fmt: skip
+#: the benchmark runner, whose ``BUILDERS`` name every store kind it builds a corpus of
+BENCH = benchmark_module("bench")
 
 
-def _bench() -> Any:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import bench
-    finally:
-        sys.path.pop(0)
-    return bench
-
-
-def test_the_runner_is_tried_on_every_store_kind_it_builds() -> None:
-    assert sorted(_bench().BUILDERS) == BENCH_KINDS
-
-
-@pytest.mark.parametrize("kind", BENCH_KINDS)
+@pytest.mark.parametrize("kind", sorted(BENCH.BUILDERS))
 def test_the_benchmark_runner_runs_on_a_tiny_corpus(kind: str) -> None:
     """A smoke run only: no timing is asserted (machines are shared and noisy).  Every kind,
     since a kind left out once stopped the runner at its floor (OpenCode's database)."""
@@ -141,11 +126,10 @@ def test_the_benchmark_floor_parses_the_records_of_every_store_kind(tmp_path: Pa
     """The floor's parse reads each store kind's JSON wherever it lies: every byte of a file
     store, and of a database the JSON text of its rows (OpenCode's too: its database has
     tables of its own, which the floor once failed on), not the pages around it."""
-    bench = _bench()
-    for kind, build in sorted(bench.BUILDERS.items()):
+    for kind, build in sorted(BENCH.BUILDERS.items()):
         store = tmp_path / kind
         size = build(store, 3, seed=1, tool_output_bytes=2048)
-        parsed = sum(len(record) for record in bench.records(store))
+        parsed = sum(len(record) for record in BENCH.records(store))
         least = 0.4 if kind in ("agentsession-sqlite", "opencode") else 0.99
         assert least * size <= parsed <= size, (kind, parsed, size)
 

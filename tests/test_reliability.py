@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.builder import SessionBuilder
+from tests.conftest import benchmark_corpus
 from trajset.pipeline import ExportOptions, Mode, RunOptions, RunSettings, run_export, sample_store
 from trajset.pipeline.cli import app
 
@@ -311,13 +312,8 @@ def test_resume_after_sigkill_mid_run_is_byte_identical(tmp_path: Path, markers:
     import sys
     import time
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    try:
-        import corpus
-    finally:
-        sys.path.pop(0)
     store = tmp_path / "corpus"
-    corpus.build_corpus(store, 40, seed=3)
+    benchmark_corpus().build_corpus(store, 40, seed=3)
     settings = RunSettings(batch_mean_units=1)
     whole = tmp_path / "whole"
     run_export([store], whole, ExportOptions(), RunOptions(workers=1, settings=settings))
