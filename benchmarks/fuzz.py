@@ -27,76 +27,26 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the builder lives in tests/
-from tests.builder import write_sqlite_store
-from trajset.pipeline import ExportOptions, RunOptions, RunSettings, run_export, sample_store
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the fixtures live in tests/
+from tests.fixture_stores import fixtures, lay_out
+from trajset.pipeline import ExportOptions, RunOptions, RunSettings, run_export
 from trajset.pipeline.stores import READERS
 
 ROOT = Path(__file__).resolve().parents[1]
-UPSTREAM = ROOT / "tests" / "data" / "upstream"
-#: store kind -> seed stores of that kind (a database kind's seed is built from the sample)
-SEEDS: dict[str, list[Path]] = {
-    "agentsession": [sample_store()],
-    "agentsession-sqlite": [],  # built in the work folder by ``_seed``
-    "einox": [UPSTREAM / "einox" / "synthetic" / "data"],
-    "suga": [UPSTREAM / "suga" / "synthetic-export"],
-    "claude-code": [
-        UPSTREAM / "claude-code" / "synthetic-rewind",
-        UPSTREAM / "claude-code" / "teich",
-    ],
-    "gemini-cli": [
-        UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home",
-        UPSTREAM / "gemini-cli" / "real" / "gemini-home",
-    ],
-    "pi": [
-        UPSTREAM / "pi" / "synthetic" / "sessions",
-        UPSTREAM / "pi" / "pi-session-inspector",
-    ],
-    "codex": [
-        UPSTREAM / "codex" / "synthetic" / "rollback",
-        UPSTREAM / "codex" / "synthetic" / "paginated-revert-fork",
-        UPSTREAM / "codex" / "synthetic" / "subagent-paginated",
-        UPSTREAM / "codex" / "upstream-synthetic" / "claude-code-log",
-    ],
-    "harbor": [
-        UPSTREAM / "harbor-jobs" / "golden-terminus-2" / "jobs",
-        UPSTREAM / "harbor-jobs" / "synthetic-claude-code" / "jobs",
-    ],
-    "opencode": [
-        UPSTREAM / "opencode" / "sqlite",
-        UPSTREAM / "opencode" / "legacy",
-    ],
-}
 SMALL_SLICES = RunSettings(slice_trajectories=2, spill_document_bytes=1, spill_session_rows=2)
 
 
 def check_seeds() -> None:
-    """Every registered reader has seeds here (a new reader must add its own)."""
-    missing = sorted(set(READERS) - set(SEEDS))
+    """Every registered reader declares the stores it is tested on (``Reader.fixtures``):
+    they are its seeds here."""
+    missing = sorted(k for k, fx in fixtures().items() if not fx)
     if missing:
         raise SystemExit(f"fuzz: no seed store for the store kind(s) {', '.join(missing)}")
 
 
-def _sample_files() -> list[Path]:
-    return sorted(sample_store().rglob("*.jsonl"))
-
-
-def _whole(path: Path) -> bool:
-    """Every line of the file is JSON (the sample's deliberately cut file is not)."""
-    try:
-        return all(json.loads(line) is not None for line in path.read_text().splitlines() if line)
-    except ValueError:
-        return False
-
-
 def _seed(kind: str, rng: random.Random, store: Path) -> None:
-    """A copy of one seed of ``kind`` at ``store`` (a database: the sample store's sessions
-    written into one, as the Go reference lays it out)."""
-    if kind == "agentsession-sqlite":
-        store.mkdir()
-        write_sqlite_store(store / "sessions.db", [f for f in _sample_files() if _whole(f)])
-        return
-    shutil.copytree(rng.choice(SEEDS[kind]), store, symlinks=True)
+    """A copy of one fixture of ``kind`` at ``store`` (``Reader.fixtures``)."""
+    lay_out(rng.choice(fixtures()[kind]), store)
 
 
 def _lines(data: bytes, rng: random.Random, op: str) -> bytes:
@@ -214,7 +164,7 @@ def main() -> None:
     rounds = broken = 0
     while time.monotonic() < deadline:
         rounds += 1
-        kind = rng.choice(list(SEEDS))
+        kind = rng.choice(list(READERS))
         with tempfile.TemporaryDirectory() as tmp:
             problem = one_round(Path(tmp), kind, rng, rounds % 5 == 0, settings)
             if problem:

@@ -188,6 +188,8 @@ class Session:
     source_format: str = "agentsession"
     issues: list[Issue] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    #: (kind, value) of each identity its reader met while converting it (``SessionDraft.meet``)
+    met: list[tuple[str, str]] = field(default_factory=list)
     by_id: dict[str, Entry] = field(default_factory=dict)
     children_of: dict[str, list[str]] = field(default_factory=dict)
     _labels: dict[str, str] | None = field(default=None, init=False, repr=False, compare=False)
@@ -210,6 +212,7 @@ class Session:
             self.source_format,
             self.issues,
             self.counts,
+            self.met,
         )
 
     # -- tree helpers (spec §3.3) ---------------------------------------------

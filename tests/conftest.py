@@ -50,8 +50,9 @@ def session_file(name: str) -> Path:
 
 
 def benchmark_module(name: str) -> Any:
-    """``benchmarks/<name>.py``, loaded from its file (the benchmarks are no package); the
-    folder a module puts on ``sys.path`` for its siblings is taken off again."""
+    """``benchmarks/<name>.py``, loaded from its file (the benchmarks are no package), its
+    siblings importable while it loads (``from texts import ...``); ``sys.path`` is left as
+    it was found."""
     import importlib.util
     import sys
 
@@ -60,6 +61,7 @@ def benchmark_module(name: str) -> Any:
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     saved = list(sys.path)
+    sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
     finally:

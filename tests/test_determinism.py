@@ -9,7 +9,7 @@ from pathlib import Path
 
 from trajset.pipeline import ExportOptions, Mode, RunOptions, RunSettings, run_export, sample_store
 
-UPSTREAM = Path(__file__).parent / "data" / "upstream"
+from .fixture_stores import fixtures, lay_out
 
 DATA_DIRS = ("atif", "data")
 
@@ -24,22 +24,6 @@ def _data_files(root: Path) -> dict[str, bytes]:
     }
 
 
-#: the sample store, the reference's sessions, einox, Claude Code, Codex, Gemini CLI, Pi and
-#: OpenCode stores in one run
-STORES = [
-    sample_store(),
-    UPSTREAM / "agentsession" / "testdata" / "sessions",
-    UPSTREAM / "einox" / "synthetic" / "data",
-    UPSTREAM / "claude-code",
-    UPSTREAM / "codex",
-    UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home",
-    UPSTREAM / "gemini-cli" / "real" / "gemini-home",
-    UPSTREAM / "pi" / "synthetic" / "sessions",
-    UPSTREAM / "pi" / "pi-session-inspector",
-    UPSTREAM / "opencode" / "sqlite",
-    UPSTREAM / "opencode" / "legacy",
-    UPSTREAM / "harbor-jobs",
-]
 #: a batch per unit: many batches, so two workers share them
 PER_UNIT = RunSettings(batch_mean_units=1)
 
@@ -52,15 +36,17 @@ def _workers(out: Path) -> set[int]:
 
 def test_two_exports_are_byte_identical_across_worker_counts(tmp_path: Path) -> None:
     """One worker, and two processes sharing the batches (checked: both ran some), write
-    the same bytes; so does a second one-worker run."""
-    store = tmp_path / "store"
-    for i, src in enumerate(STORES):
-        shutil.copytree(src, store / f"{i}-{src.name}")
+    the same bytes over every reader's fixtures; so does a second one-worker run."""
+    stores = [  # every reader's test stores, in one run
+        lay_out(fixture, tmp_path / "store" / f"{kind}-{i}")
+        for kind, found in fixtures().items()
+        for i, fixture in enumerate(found)
+    ]
     opts = ExportOptions(prefer=("score",))
     runs = {}
     for name, workers in (("a", 1), ("b", 1), ("c", 2)):
         run = RunOptions(workers=workers, keep_state=True, settings=PER_UNIT)
-        runs[name] = run_export(list(store.iterdir()), tmp_path / name, opts, run)
+        runs[name] = run_export(stores, tmp_path / name, opts, run)
     assert len(_workers(tmp_path / "a")) == 1 and len(_workers(tmp_path / "c")) == 2
     a = _data_files(tmp_path / "a")
     assert len(a) >= 30

@@ -7,28 +7,24 @@ small, derandomized-under-CI share of it in every test run.
 from __future__ import annotations
 
 import random
-import sys
 import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-try:
-    import fuzz
-finally:
-    sys.path.pop(0)
+from trajset.pipeline import RunSettings
+from trajset.pipeline.stores import READERS
 
+from .conftest import benchmark_module
+from .fixture_stores import fixtures
 
-from trajset.pipeline import RunSettings  # noqa: E402
-from trajset.pipeline.stores import READERS  # noqa: E402
+fuzz = benchmark_module("fuzz")
 
 
 def test_the_runner_has_a_seed_for_every_registered_reader() -> None:
     fuzz.check_seeds()
-    assert set(fuzz.SEEDS) == set(READERS)
+    assert set(fixtures()) == set(READERS)
 
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])

@@ -1,8 +1,8 @@
 """The reader contract, for every registered reader and the fixtures of its kind.
 
-A new reader gets every check here by adding a line to ``FIXTURES`` (how to lay
-out a store of its kind in a test folder); a registered reader without one
-fails ``test_every_registered_reader_has_fixtures``.  The checks: a store is
+A new reader gets every check here by declaring its test stores in its own
+``fixtures`` (``Reader.fixtures``, laid out by ``fixture_stores.py``); a registered
+reader without any fails ``test_every_registered_reader_declares_fixtures``.  The checks: a store is
 detected as its own kind and by no other reader (the fallback ``agentsession``
 reader takes any file or folder, so it is only asked last); units are stable;
 every unit loads; a file cut at many byte offsets keeps its complete prefix
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
+from trajset.pipeline import ExportOptions, RunOptions, run_export
 from trajset.pipeline.errors import UnitFailed, UnitSkipped
 from trajset.pipeline.stores import (
     READERS,
@@ -38,96 +37,18 @@ from trajset.pipeline.stores import (
     reader_for,
     registry,
 )
-from trajset.redactors.identities import named
+from trajset.redactors.identities import Identity, named
 from trajset.schemas.session import Session
 
-from .builder import write_sqlite_store
-from .conftest import session_file
+from .fixture_stores import fixtures, lay_out
 from .planting import leaks, plant_all
-from .toy_reader import ToyReader, write_toy_store
+from .toy_reader import ToyReader
 
-UPSTREAM = Path(__file__).parent / "data" / "upstream"
-
-
-def _copy(src: Path) -> Callable[[Path], Path]:
-    def make(dest: Path) -> Path:
-        shutil.copytree(src, dest)
-        return dest
-
-    return make
-
-
-def _sqlite(dest: Path) -> Path:
-    dest.mkdir()
-    write_sqlite_store(dest / "sessions.db", [session_file(n) for n in ("basic", "branch", "runs")])
-    return dest / "sessions.db"
-
-
-def _toy(dest: Path) -> Path:
-    write_toy_store(dest, 3)
-    return dest
-
-
-def _opencode_json(dest: Path) -> Path:
-    """The legacy OpenCode JSON store without its fork (a cut source changes what the merged
-    fork holds: tests/test_store_opencode.py), and without its truncated part file."""
-    storage = shutil.copytree(UPSTREAM / "opencode" / "legacy", dest) / "storage"
-    fork = "ses_4670bca5fffePjWAQvLzY4V9qx"
-    (storage / "session" / "global" / f"{fork}.json").unlink()
-    for message in (storage / "message" / fork).glob("*.json"):
-        shutil.rmtree(storage / "part" / message.stem)
-    shutil.rmtree(storage / "message" / fork)
-    for part in (storage / "part").rglob("*.json"):
-        if not part.read_text().rstrip().endswith("}"):
-            part.unlink()
-    return dest
-
-
-def _sessions(dest: Path) -> Path:
-    """The reference's well-formed session files (its broken ones are for other tests)."""
-    dest.mkdir()
-    for name in ("basic", "branch", "compaction", "extensions", "runs"):
-        shutil.copy(session_file(name), dest / f"{name}.jsonl")
-    return dest
-
-
-#: store kind -> ways to lay out a store of that kind under a given (new) folder
-FIXTURES: dict[str, list[Callable[[Path], Path]]] = {
-    "agentsession": [_copy(sample_store()), _sessions],
-    "agentsession-sqlite": [_sqlite],
-    "einox": [_copy(UPSTREAM / "einox" / "synthetic" / "data")],
-    "suga": [_copy(UPSTREAM / "suga" / "synthetic-export")],
-    "claude-code": [
-        _copy(UPSTREAM / "claude-code" / "teich"),
-        _copy(UPSTREAM / "claude-code" / "synthetic-rewind"),
-    ],
-    "gemini-cli": [
-        _copy(UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home"),
-        _copy(UPSTREAM / "gemini-cli" / "real" / "gemini-home"),
-    ],
-    "pi": [  # (a cut source changes what its merged fork holds: tests/test_store_pi.py)
-        _copy(UPSTREAM / "pi" / "pi-session-inspector"),
-        _copy(UPSTREAM / "pi" / "real" / "teich"),
-    ],
-    "codex": [  # (a cut base changes its segments: tests/test_store_codex.py)
-        _copy(UPSTREAM / "codex" / "synthetic" / "rollback"),
-        _copy(UPSTREAM / "codex" / "synthetic" / "fork"),
-        _copy(UPSTREAM / "codex" / "real" / "codemie-code"),
-    ],
-    "opencode": [
-        _copy(UPSTREAM / "opencode" / "sqlite"),
-        _opencode_json,
-    ],
-    "harbor": [  # (a cut early trial renames the steps it shared: tests/test_store_harbor.py)
-        _copy(UPSTREAM / "harbor-jobs" / "synthetic-claude-code" / "jobs" / "2026-01-20__08-00-00"),
-        _copy(UPSTREAM / "harbor-jobs" / "golden-terminus-2" / "jobs"),
-    ],
-    "toy": [_toy],
-}  # fmt: skip
-
-#: the kinds under test: every registered reader, and the toy one
-KINDS = [*READERS, "toy"]
-CASES = [(kind, i) for kind in KINDS for i in range(len(FIXTURES.get(kind, [])))]
+#: store kind -> its reader's fixtures (``Reader.fixtures``), every registered reader and the toy one
+FIXTURES = fixtures(with_toy=True)
+CASES = [(kind, i) for kind, found in FIXTURES.items() for i in range(len(found))]
+#: the fixtures a cut at any byte leaves a prefix of (``Fixture.cut``)
+CUT_CASES = [(kind, i) for kind, i in CASES if FIXTURES[kind][i].cut]
 
 
 @pytest.fixture
@@ -145,15 +66,25 @@ def case(
 ) -> tuple[str, Path]:
     """(kind, a store of that kind laid out in the test's folder), for every fixture."""
     kind, i = request.param
-    return kind, FIXTURES[kind][i](tmp_path / f"{kind}-{i}")
+    return kind, lay_out(FIXTURES[kind][i], tmp_path / f"{kind}-{i}")
+
+
+@pytest.fixture(params=CUT_CASES, ids=[f"{k}-{i}" for k, i in CUT_CASES])
+def cut_case(
+    request: pytest.FixtureRequest, tmp_path: Path, readers: dict[str, Reader]
+) -> tuple[str, Path]:
+    """``case``, for the fixtures a cut leaves a prefix of."""
+    kind, i = request.param
+    return kind, lay_out(FIXTURES[kind][i], tmp_path / f"{kind}-{i}")
 
 
 def _fallback(readers: dict[str, Reader]) -> str:
     return list(readers)[-1]
 
 
-def test_every_registered_reader_has_fixtures() -> None:
-    assert not set(READERS) - set(FIXTURES), "add the new reader's fixtures to FIXTURES"
+def test_every_registered_reader_declares_fixtures() -> None:
+    missing = sorted(k for k, r in READERS.items() if not r.fixtures)
+    assert not missing, f"declare the test stores of {missing} in their readers' fixtures"
 
 
 def test_a_store_is_detected_as_its_own_kind_and_by_no_other_reader(
@@ -217,9 +148,9 @@ def _is_prefix(cut: list[str], whole: list[str]) -> bool:
 
 
 def test_a_file_cut_anywhere_keeps_its_complete_prefix_and_reports_the_tail(
-    case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
+    cut_case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
-    _, store = case
+    _, store = cut_case
     target = _largest_file(store)
     data = target.read_bytes()
     whole = _entries(store)
@@ -383,7 +314,7 @@ def test_a_toy_store_exports_through_the_command_line_kind(
     tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
     """The toy reader, registered, is a store kind like the others (``--store-kind toy``)."""
-    store = _toy(tmp_path / "toy")
+    store = lay_out(ToyReader.fixtures[0], tmp_path / "toy")
     run = run_export([store], tmp_path / "out", ExportOptions(store_kind="toy"), RunOptions())
     assert run.counts["sessions_exported"] == 3 and not run.errors
 
@@ -402,7 +333,7 @@ def test_a_secret_planted_in_any_string_field_reaches_no_output(
     assert not found, f"{len(found)} planted secrets reached the export: {found[:10]}"
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", list(FIXTURES))
 def test_each_reader_reads_the_identities_it_declares(
     kind: str, tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
@@ -410,20 +341,38 @@ def test_each_reader_reads_the_identities_it_declares(
     declares some finds some in its fixtures."""
     declared = {k for k, _ in readers[kind].identity_fields}
     found: set[str] = set()
-    for i, make in enumerate(FIXTURES[kind]):
-        store = make(tmp_path / f"{kind}-{i}")
+    for i, fixture in enumerate(FIXTURES[kind]):
+        store = lay_out(fixture, tmp_path / f"{kind}-{i}")
         found |= {x.kind for x in identities(discover([store], kind))}
     assert found <= declared, found - declared
     assert bool(found) == bool(declared), declared
+
+
+def _loaded(unit: Unit) -> list[Session | UnitFailed]:
+    """What a unit loads; nothing for one that fails whole (its error row is checked above)."""
+    try:
+        return load_unit(unit)
+    except UnitFailed:
+        return []
 
 
 def test_no_identity_a_reader_declares_reaches_an_output(
     case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
     """Every owner, participant, working folder, remote and branch the store's reader
-    finds (``identity_v1``) is, in every output byte, file name and error row, a pseudonym."""
+    finds (``identity_v1``) is, in every output byte, file name and error row, a pseudonym:
+    those it reads before the run, and those its converter met (``Session.met``), which a
+    reader whose cheap pass misses a field would otherwise write verbatim."""
     _, store = case
-    values = [i.value for i in named(identities(discover([store])))]
+    units = discover([store])
+    met = [
+        Identity(kind, value)
+        for u in units
+        for s in _loaded(u)
+        if isinstance(s, Session)
+        for kind, value in s.met
+    ]
+    values = sorted({i.value for i in named([*identities(units), *met])})
     out = tmp_path / "out"
     run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
     found = leaks(out, values, run.errors, prefix=None)

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from trajset.pipeline import read_store, sample_store
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load_generator():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import corpus
-    finally:
-        sys.path.pop(0)
-    return corpus
+from .conftest import benchmark_corpus
 
 
 def test_sample_store_equals_generator_output(tmp_path: Path) -> None:
-    corpus = _load_generator()
+    corpus = benchmark_corpus()
     corpus.build_sample_store(tmp_path)
     made = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*.jsonl")}
     shipped = {

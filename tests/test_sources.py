@@ -16,9 +16,11 @@ from trajset.pipeline.cli import app
 from trajset.pipeline.sources import local_sources
 from trajset.pipeline.stores import READERS, Location, option_help
 
+from .fixture_stores import fixtures, lay_out
+
 UPSTREAM = Path(__file__).parent / "data" / "upstream"
 #: the store kinds with a default location, each laid out by ``_home``
-LOCAL = {"agentsession", "claude-code", "einox", "codex", "gemini-cli", "pi", "opencode"}
+LOCAL = {k for k, r in READERS.items() if r.locations}
 
 
 def _home(root: Path) -> Path:
@@ -36,8 +38,7 @@ def _home(root: Path) -> Path:
 def test_every_reader_with_a_default_location_is_found_under_home(tmp_path: Path) -> None:
     home = _home(tmp_path / "home")
     found = {s.kind: s for s in local_sources({"HOME": str(home)})}
-    with_locations = {k for k, r in READERS.items() if r.locations}
-    assert set(found) == with_locations == LOCAL
+    assert set(found) == LOCAL, "lay out a store of each kind with a location in _home"
     assert found["agentsession"].sessions == 6 and found["agentsession"].bytes > 0
     assert found["claude-code"].path == home / ".claude" / "projects"
     assert all(s.sessions > 0 and not s.problem for s in found.values())
@@ -81,31 +82,11 @@ def test_all_local_with_nothing_found_says_where_it_looked(
 
 
 def test_stores_of_several_kinds_export_in_one_run(tmp_path: Path) -> None:
-    stores = [
-        sample_store(),
-        UPSTREAM / "einox" / "synthetic" / "data",
-        UPSTREAM / "suga" / "synthetic-export",
-        UPSTREAM / "claude-code" / "teich",
-        UPSTREAM / "codex" / "synthetic" / "fork",
-        UPSTREAM / "gemini-cli" / "real" / "gemini-home",
-        UPSTREAM / "pi" / "synthetic" / "sessions",
-        UPSTREAM / "opencode" / "legacy",
-        UPSTREAM / "harbor-jobs",
-    ]
+    stores = [lay_out(fx[0], tmp_path / kind) for kind, fx in fixtures().items()]  # one a kind
     out = tmp_path / "out"
     run = run_export(stores, out, ExportOptions(), RunOptions(workers=2))
     rows = pq.read_table(out / "data" / "trajectories").to_pylist()
-    kinds = {
-        "agentsession",
-        "einox",
-        "suga",
-        "claude-code",
-        "codex",
-        "gemini-cli",
-        "pi",
-        "opencode",
-        "harbor",
-    }
+    kinds = {k for k in READERS if k != "agentsession-sqlite"}  # (its rows say agentsession)
     assert {r["source_format"] for r in rows} == kinds
     c = run.counts
     assert c["sessions_read"] == c["sessions_exported"] + c["sessions_failed"]

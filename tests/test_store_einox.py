@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +26,12 @@ from trajset.pipeline.stores import detect_kind, load_unit
 from trajset.pipeline.stores.einox.record import read_record
 from trajset.schemas.session import Session
 
-from .conftest import UPSTREAM
+from .conftest import UPSTREAM, benchmark_module
 from .exports import data_files
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-try:
-    from einox_corpus import build_einox_corpus  # the benchmark's einox stores
-finally:
-    sys.path.pop(0)
+build_einox_corpus = benchmark_module(
+    "einox_corpus"
+).build_einox_corpus  # the benchmark's einox stores
 
 EINOX = UPSTREAM / "einox"
 STORE = EINOX / "synthetic" / "data"

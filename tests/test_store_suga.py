@@ -5,7 +5,6 @@ from __future__ import annotations
 import builtins
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +17,11 @@ from trajset.pipeline.cli import app
 from trajset.pipeline.stores import detect_kind
 from trajset.schemas.session import Session
 
-from .conftest import UPSTREAM
+from .conftest import UPSTREAM, benchmark_module
 
 SAMPLE = UPSTREAM / "suga" / "synthetic-export"
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-try:
-    from suga_corpus import build_suga_corpus  # the benchmark's suga export
-finally:
-    sys.path.pop(0)
+build_suga_corpus = benchmark_module("suga_corpus").build_suga_corpus  # the benchmark's suga export
 
 
 @pytest.fixture

@@ -4,35 +4,48 @@ One JSON file per session, ``<id>.toy.json``::
 
     {"id": "...", "created_at": "2026-...Z", "messages": [{"role": "user", "content": "..."}, ...]}
 
-It declares its kind, no default location and one typed option, and converts a
-file into the Agent Session Format model with ``converted_session``; the
-reader contract test (``test_reader_contract.py``) runs it like the others.
+It is the worked example of CONTRIBUTING's "Adding a reader": it declares its kind,
+no default location and one typed option, and fills in the reader template
+(``ConvertingReader``): ``read`` one file, ``join`` what the files gave into trees
+(here each file is one), ``convert`` a tree through a ``SessionDraft``.  The template
+does the rest; the reader contract test (``test_reader_contract.py``) runs it like the
+others.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trajset.pipeline.errors import SessionReadError
 from trajset.pipeline.stores import (
-    Loaded,
-    Reader,
+    ConvertingReader,
+    Fixture,
     ReaderOption,
+    SessionDraft,
     Unit,
     UnitOptions,
-    converted_session,
     read_input,
 )
 
 SUFFIX = ".toy.json"
 
 
-class ToyReader(Reader):
+@dataclass(frozen=True)
+class Toy:
+    """One toy session file, parsed."""
+
+    path: Path
+    doc: dict[str, Any]
+
+
+class ToyReader(ConvertingReader[Toy, Toy]):
     """``toy``: a folder of ``*.toy.json`` files, a unit each."""
 
     kind = "toy"
+    fixtures = (Fixture("build:toy"),)  # laid out by write_toy_store (tests/fixture_stores.py)
     options = (ReaderOption("system", str, "", "a system prompt to put before each session"),)
 
     def detect(self, path: Path) -> bool:
@@ -44,44 +57,34 @@ class ToyReader(Reader):
         files = [path] if path.is_file() else sorted(path.glob("*" + SUFFIX))
         return [self.unit((str(f),)) for f in files]
 
-    def load(self, unit: Unit) -> Loaded:
-        path = Path(unit.files[0])
-        data = read_input(path)
+    def read(self, path: Path, unit: Unit, earlier: list[Toy]) -> Toy:
         try:
-            doc = json.loads(data)
-            sid, created, messages = doc["id"], doc["created_at"], doc["messages"]
-        except (ValueError, KeyError, TypeError) as exc:
+            doc = json.loads(read_input(path))
+            if not isinstance(doc, dict) or not {"id", "created_at", "messages"} <= set(doc):
+                raise TypeError("members missing")
+        except (ValueError, TypeError) as exc:
             raise SessionReadError(
                 f"not a toy session ({type(exc).__name__}: {exc}); a toy session is one JSON "
                 'object {"id", "created_at", "messages"}', rule="bad_toy", source=str(path),
             ) from None  # fmt: skip
-        header: dict[str, Any] = {
-            "type": "session",
-            "format": "agentsession/0.2",
-            "id": sid,
-            "created_at": created,
-            "payload": "openresponses/2026-04-24",
-        }
-        raws: list[dict[str, Any]] = []
+        return Toy(path, doc)
+
+    def join(self, read: list[Toy], unit: Unit) -> list[Toy]:
+        return read  # a toy file is one linear session
+
+    def convert(self, tree: Toy, unit: Unit) -> SessionDraft:
+        doc = tree.doc
+        d = SessionDraft(str(doc["id"]), str(tree.path), "toy", "toy")
+        d.stamp(doc["created_at"])
+        messages = doc["messages"]
         system = str(self.option(unit, "system"))
         if system:
             messages = [{"role": "system", "content": system}, *messages]
         for n, m in enumerate(messages):
             kind = "output_text" if m["role"] == "assistant" else "input_text"
-            raws.append(
-                {
-                    "type": "item",
-                    "id": f"e{n:04d}",
-                    "parent": raws[-1]["id"] if raws else None,
-                    "ts": created,
-                    "item": {
-                        "type": "message",
-                        "role": m["role"],
-                        "content": [{"type": kind, "text": m["content"]}],
-                    },
-                }
-            )
-        return [converted_session(header, raws, str(path), "toy", [], {})]
+            item = {"type": "message", "role": m["role"], "content": [{"type": kind, "text": m["content"]}]}  # fmt: skip
+            d.add("item", f"e{n:04d}", d.last["id"] if d.entries else None, item=item)
+        return d
 
     def session_ids(self, unit: Unit) -> list[str]:
         try:

@@ -23,9 +23,10 @@ from trajset.redactors.identities import Identity
 from trajset.schemas.session import Session
 
 from ..errors import UnitFailed, UsageError
-from . import numbers
 from .agentsession import AgentSessionReader, read_session, read_session_text
 from .base import (
+    ConvertingReader,
+    Fixture,
     Loaded,
     Location,
     OptionValue,
@@ -34,12 +35,12 @@ from .base import (
     Reads,
     Unit,
     UnitOptions,
-    converted_session,
     read_input,
     recording_reads,
 )
 from .claude import ClaudeCodeReader
 from .codex import CodexReader
+from .draft import SessionDraft
 from .einox import EinoxReader
 from .gemini import GeminiCliReader
 from .harbor import HarborReader
@@ -260,14 +261,8 @@ def skipped_paths(stores: Iterable[Path], units: Iterable[Unit]) -> list[tuple[s
 
 def load_unit(unit: Unit) -> Loaded:
     """The sessions of one unit, an error in place of each that does not read
-    (``UnitFailed`` when the whole unit cannot be read).  A value out of a column's range
-    (``numbers``) that no converted session took is its last session's problem."""
-    with numbers.noting() as notes:
-        loaded = reader_for(unit.kind).load(unit)
-    last = next((s for s in reversed(loaded) if isinstance(s, Session)), None)
-    if last is not None:
-        last.issues, last.counts = numbers.merged(last.issues, last.counts, notes)
-    return loaded
+    (``UnitFailed`` when the whole unit cannot be read)."""
+    return reader_for(unit.kind).load(unit)
 
 
 def fingerprint(unit: Unit, read: Reads | None = None) -> tuple[str, int]:
@@ -365,16 +360,18 @@ def linked_sessions(index: Index, session: Session, own: dict[str, Session]) -> 
 __all__ = [
     "READERS",
     "STORE_KINDS",
+    "ConvertingReader",
+    "Fixture",
     "Index",
     "IndexFile",
     "Loaded",
     "Location",
     "Reader",
     "ReaderOption",
+    "SessionDraft",
     "SessionIndex",
     "Unit",
     "UnitOptions",
-    "converted_session",
     "detect_kind",
     "discover",
     "fingerprint",

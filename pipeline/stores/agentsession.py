@@ -21,7 +21,7 @@ from trajset.schemas.timestamps import parse_rfc3339
 
 from ..errors import SessionReadError
 from ..jsonio import loads_strict
-from .base import Loaded, Location, Reader, ReaderOption, Unit, UnitOptions, input_lines
+from .base import Fixture, Loaded, Location, Reader, ReaderOption, Unit, UnitOptions, input_lines
 from .regular import open_input, read_bytes
 
 JSON = Any
@@ -42,6 +42,7 @@ class AgentSessionReader(Reader):
     """``agentsession``: one session file, or every ``*.jsonl`` below a folder (the fallback kind)."""
 
     kind = "agentsession"
+    fixtures = (Fixture("build:sample"), Fixture("build:sessions"))
     locations = (Location("~/.agent/sessions"),)
     identity_fields = (
         ("workdir", "the header's cwd"),

@@ -1,32 +1,37 @@
 """The store-reader seam: what a reader of one store kind provides, and the work unit.
 
 A ``Reader`` declares its ``kind`` (the ``READERS`` name), its default
-``locations`` on a user's machine and its typed ``options``
-(``--reader-option NAME=VALUE``); it recognises a path as its kind of store,
-cuts the store into work units (the files that must be read together), loads
-a unit into ``Session`` trees (raising ``UnitFailed`` when it cannot), names
-the files a unit's result depends on and the sessions a unit holds without
-loading it (so links to subsessions can be resolved).  A new store kind is one
-module with such a class, one line in ``READERS`` and its fixtures in the
-reader contract test.
+``locations`` on a user's machine, its typed ``options``
+(``--reader-option NAME=VALUE``), its identity fields and its test stores
+(``fixtures``); it recognises a path as its kind of store, cuts the store into
+work units (the files that must be read together), loads a unit into ``Session``
+trees (raising ``UnitFailed`` when it cannot), names the files a unit's result
+depends on and the sessions a unit holds without loading it (so links to
+subsessions can be resolved).
+
+A reader that converts another format is a ``ConvertingReader``, the template:
+it reads a file, joins what the files gave into trees and converts a tree
+through a ``SessionDraft`` (``draft.py``); ``load`` does the rest.  A new store
+kind is one module or subpackage with such a class and one line in ``READERS``
+(CONTRIBUTING, "Adding a reader").
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from trajset.redactors.identities import Identity
-from trajset.schemas.session import Entry, Issue, Session, validate_header
+from trajset.schemas.session import Session
 
 from ..errors import SessionReadError, UnitFailed, UsageError
-from . import numbers
+from .draft import SessionDraft
 from .regular import open_input, read_bytes, special_kind
 
 JSON = Any
@@ -113,6 +118,20 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Fixture:
+    """A test store of a reader's kind, from which the test tables and fuzz seeds are built.
+
+    ``path`` is a folder (or file) below the repository's ``tests/data/``, or
+    ``build:<name>`` for one a test helper lays out (``tests/fixture_stores.py``).
+    ``cut``: the reader contract test cuts its largest file at many byte offsets and
+    expects a prefix of what was there (False where a cut changes what the rest of the
+    store means: a fork's cut source, a trial's shared steps)."""
+
+    path: str
+    cut: bool = True
+
+
+@dataclass(frozen=True)
 class Unit:
     """The files one worker reads together.
 
@@ -155,6 +174,8 @@ class Reader:
     options: ClassVar[tuple[ReaderOption, ...]] = ()
     #: (kind, where) of each field of the store that holds an identity (``identities``)
     identity_fields: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: the test stores of this kind (``Fixture``): every test table runs over them
+    fixtures: ClassVar[tuple[Fixture, ...]] = ()
 
     def option(self, of: Unit | UnitOptions, name: str) -> OptionValue:
         """The value of option ``name`` of a unit (or of the options ``units`` is given),
@@ -314,33 +335,56 @@ def recording_reads() -> Iterator[Reads]:
         _READ.reset(token)
 
 
-def converted_session(
-    header: dict[str, JSON],
-    raws: list[dict[str, JSON]],
-    source: str,
-    source_format: str,
-    issues: list[Issue],
-    counts: dict[str, int],
-) -> Session:
-    """A converting reader's session: the header and every entry validated, entries numbered
-    as the lines of its Agent Session Format text; a converter that produced something invalid
-    is a ``conversion`` error of that session."""
-    issues, counts = numbers.merged(issues, counts, numbers.taken())
-    try:
-        entries = [Entry.of(raw, i + 2, i) for i, raw in enumerate(raws)]
-        return Session(
-            validate_header(header),
-            header,
-            entries,
-            source,
-            source_format=source_format,
-            issues=issues,
-            counts=counts,
-        )
-    except ValueError as exc:
-        raise SessionReadError(
-            f"converted session does not validate: {exc}",
-            rule="conversion",
-            source=source,
-            session_id=str(header.get("id") or ""),
-        ) from None
+#: what a converting reader reads of one file, and what it joins those into
+Read = TypeVar("Read")
+Tree = TypeVar("Tree")
+
+
+class ConvertingReader(Reader, Generic[Read, Tree]):
+    """The reader template: a store kind converted into the Agent Session Format model.
+
+    A converting reader implements three steps, and ``load`` does the rest:
+
+    * ``read(path, unit, earlier)``: one of the unit's files (``files``), knowing what its
+      earlier files gave; ``SessionReadError`` when it cannot be read;
+    * ``join(read, unit)``: what the files gave, joined into trees (a store's forks,
+      resumes and subagents), in a stable order; an error in place of a tree that cannot be
+      joined;
+    * ``convert(tree, unit)``: one tree through a ``SessionDraft``, which ``load`` finishes
+      (a reader that must finish it itself returns the ``Session``).
+
+    Each file that does not read and each tree that does not convert is an error in its
+    place; the others go on.
+    """
+
+    def files(self, unit: Unit) -> tuple[str, ...]:
+        """The paths ``read`` is given, in order: the unit's files."""
+        return unit.files
+
+    def read(self, path: Path, unit: Unit, earlier: list[Read]) -> Read:
+        raise NotImplementedError
+
+    def join(self, read: list[Read], unit: Unit) -> Iterable[Tree | SessionReadError]:
+        raise NotImplementedError
+
+    def convert(self, tree: Tree, unit: Unit) -> SessionDraft | Session:
+        raise NotImplementedError
+
+    def load(self, unit: Unit) -> Loaded:
+        out: Loaded = []
+        read: list[Read] = []
+        for f in self.files(unit):
+            try:
+                read.append(self.read(Path(f), unit, read))
+            except SessionReadError as exc:
+                out.append(exc)
+        for tree in self.join(read, unit):
+            if isinstance(tree, SessionReadError):
+                out.append(tree)
+                continue
+            try:
+                made = self.convert(tree, unit)
+                out.append(made.finish() if isinstance(made, SessionDraft) else made)
+            except SessionReadError as exc:
+                out.append(exc)
+        return out

@@ -3,17 +3,16 @@
 A token count, a duration or a score is a field of one record.  One beyond what its column
 holds (``1e400``, ``NaN``, ``2**70``, a negative count) is that field's problem, not the
 session's: the helpers here give None for it, and note an ``out_of_range`` problem naming
-the file, line and field.  The notes of a session are taken into it by ``converted_session``
-(``taken``), so each becomes an error row and the manifest's count
+the file, line and field in the list of notes it is given: a ``SessionDraft``'s, so each
+becomes an error row of the session the value belongs to and counts in the manifest's
 ``reader/values_out_of_range``; the rest of the session exports.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager, suppress
-from contextvars import ContextVar
+from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from typing import Any
 
 from trajset.schemas.session import Issue
@@ -23,7 +22,6 @@ JSON = Any
 INT64 = 2**63
 #: the count a session's notes add to, per session (``Session.counts``)
 COUNT = "values_out_of_range"
-_NOTES: ContextVar[list[Issue] | None] = ContextVar("trajset_out_of_range", default=None)
 
 
 def _shown(value: JSON) -> str:
@@ -32,6 +30,7 @@ def _shown(value: JSON) -> str:
 
 
 def note(
+    notes: list[Issue],
     value: JSON,
     field: str,
     source: str,
@@ -39,17 +38,16 @@ def note(
     holds: str,
     instead: str = "written as null",
 ) -> None:
-    """Note that ``field`` (of ``source`` at ``line``) holds ``value``, which no column that
-    holds ``holds`` can; the export writes null for it (or does what ``instead`` says)."""
-    notes = _NOTES.get()
-    if notes is not None:
-        message = f"{field}: {_shown(value)} is not {holds}; {instead}, the rest is read"
-        notes.append(Issue("out_of_range", line, message, source))
+    """Note in ``notes`` that ``field`` (of ``source`` at ``line``) holds ``value``, which no
+    column that holds ``holds`` can; the export writes null for it (or does what ``instead``
+    says)."""
+    message = f"{field}: {_shown(value)} is not {holds}; {instead}, the rest is read"
+    notes.append(Issue("out_of_range", line, message, source))
 
 
-def count(value: JSON, field: str, source: str, line: int | None) -> int | None:
+def count(notes: list[Issue], value: JSON, field: str, source: str, line: int | None) -> int | None:
     """``value`` as a count (0 up to 2**63 - 1, integral): 0 when it is missing (None or
-    ""), None (noted) when it is anything else."""
+    ""), None (noted in ``notes``) when it is anything else."""
     if value is None or value == "":
         return 0
     if isinstance(value, str):
@@ -59,48 +57,23 @@ def count(value: JSON, field: str, source: str, line: int | None) -> int | None:
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < INT64:
         return value
-    note(value, field, source, line, "a count a 64-bit integer holds")
+    note(notes, value, field, source, line, "a count a 64-bit integer holds")
     return None
 
 
 def counts(
-    d: Mapping[str, JSON], keys: Iterable[str], where: str, source: str, line: int | None
+    notes: list[Issue],
+    d: Mapping[str, JSON],
+    keys: Iterable[str],
+    where: str,
+    source: str,
+    line: int | None,
 ) -> list[int] | None:
     """Each of ``keys`` of ``d`` as a count (``count``; a missing one is 0), or None when one
     is out of range: a usage whose members do not all read is left out as a whole, as the
     members depend on each other (a total, the cached share of the input)."""
-    got = [count(d.get(k), f"{where}.{k}", source, line) for k in keys]
+    got = [count(notes, d.get(k), f"{where}.{k}", source, line) for k in keys]
     return None if any(n is None for n in got) else [n for n in got if n is not None]
-
-
-def merged(
-    issues: list[Issue], counts: dict[str, int], notes: list[Issue]
-) -> tuple[list[Issue], dict[str, int]]:
-    """A session's ``issues`` and ``counts`` with ``notes`` added (error rows, and ``COUNT``)."""
-    if not notes:
-        return issues, counts
-    return [*issues, *notes], {**counts, COUNT: counts.get(COUNT, 0) + len(notes)}
-
-
-@contextmanager
-def noting() -> Iterator[list[Issue]]:
-    """Collect, in this thread, the problems noted meanwhile (while a unit loads)."""
-    notes: list[Issue] = []
-    token = _NOTES.set(notes)
-    try:
-        yield notes
-    finally:
-        _NOTES.reset(token)
-
-
-def taken() -> list[Issue]:
-    """The problems noted since the last call (those of the session being converted)."""
-    notes = _NOTES.get()
-    if not notes:
-        return []
-    found = list(notes)
-    notes.clear()
-    return found
 
 
 def usage(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,17 +26,16 @@ from typing import Any
 from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
-from trajset.schemas.session import Issue, Session
-from trajset.schemas.timestamps import RFC3339_RE
+from trajset.schemas.session import Issue
 
 from ..errors import SessionReadError
-from .base import Loaded, Reader, Unit, UnitOptions, converted_session
+from .base import ConvertingReader, Fixture, Unit, UnitOptions
+from .draft import SessionDraft
 from .numbers import INT64, count, counts, usage
 from .regular import open_input, read_text
 
 JSON = Any
 FILES = ("sessions.jsonl", "entries.jsonl", "trace_events.jsonl", "session_meta.jsonl")
-PAYLOAD = "openresponses/2026-04-24"
 #: the member of a trace event that holds its line in ``trace_events.jsonl`` (read here only)
 LINE = "trajset:line"
 DONE, FAILED = (
@@ -112,28 +111,15 @@ class Export:
 
 @dataclass
 class Chain:
-    """A session's entries in order, each the parent of the next; ``counts`` of unknown types."""
+    """A session's entries in order, each the parent of the next (``draft.append``)."""
 
-    sid: str
-    ts: str
+    draft: SessionDraft
     traces: str = ""  # the trace file, which problems with a trace's numbers name
-    raws: list[dict[str, JSON]] = field(default_factory=list)
-    counts: Counter[str] = field(default_factory=Counter)
     calls: int = 0
-
-    def add(self, entry_type: str, ts: JSON, /, **body: JSON) -> str:
-        if isinstance(ts, str) and RFC3339_RE.match(ts):
-            self.ts = ts
-        eid = f"{self.sid}-{len(self.raws) + 1:04d}"
-        parent = self.raws[-1]["id"] if self.raws else None
-        raw = {"type": entry_type, "id": eid, "parent": parent, "ts": self.ts}
-        raw.update(body)
-        self.raws.append(raw)
-        return eid
 
 
 def _user(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
-    c.add("item", ts, item=text_message("user", str(body.get("text") or "")))
+    c.draft.append("item", ts, item=text_message("user", str(body.get("text") or "")))
 
 
 def _tool_result(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
@@ -146,14 +132,14 @@ def _tool_result(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
     extra: dict[str, JSON] = {"suga:ok": body["ok"]} if "ok" in body else {}
     if body.get("ok") is False:
         extra[TOOL_FAILED] = True
-    c.add("item", ts, item=item, **extra)
+    c.draft.append("item", ts, item=item, **extra)
 
 
 def _assistant(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
     c.calls += 1
-    rid = f"{c.sid}-resp{c.calls}"
+    rid = f"{c.draft.id}-resp{c.calls}"
     if body.get("reasoning"):
-        c.add(
+        c.draft.append(
             "item",
             ts,
             item={
@@ -163,7 +149,7 @@ def _assistant(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
             response=rid,
         )
     if body.get("text"):
-        c.add("item", ts, item=text_message("assistant", str(body["text"])), response=rid)
+        c.draft.append("item", ts, item=text_message("assistant", str(body["text"])), response=rid)
     for call in body.get("tool_calls") or []:
         args = call.get("arguments")
         arguments = (
@@ -177,7 +163,7 @@ def _assistant(c: Chain, body: JSON, ts: JSON, traces: list[JSON]) -> None:
             "name": str(call.get("name") or ""),
             "arguments": arguments,
         }
-        c.add("item", ts, item=item, response=rid)
+        c.draft.append("item", ts, item=item, response=rid)
     _response(c, rid, traces.pop(0) if traces else None, ts)
 
 
@@ -187,10 +173,18 @@ def _response(c: Chain, rid: str, trace: JSON, ts: JSON) -> None:
     if trace is not None:
         body["model"] = str(trace.get("name") or "")
         where = (c.traces, trace.get(LINE))
-        got = counts(trace, ("input_tokens", "output_tokens", "cache_read_tokens"), "trace", *where)
+        got = counts(
+            c.draft.notes,
+            trace,
+            ("input_tokens", "output_tokens", "cache_read_tokens"),
+            "trace",
+            *where,
+        )
         if got is not None:
             body["usage"] = usage(*got)
-        if trace.get("duration_ms") and (ms := count(trace["duration_ms"], "duration_ms", *where)):
+        if trace.get("duration_ms") and (
+            ms := count(c.draft.notes, trace["duration_ms"], "duration_ms", *where)
+        ):
             body["latency_ms"] = ms
         if trace.get("error") or trace.get("status") not in (None, "", "ok"):
             body["status"] = "failed"
@@ -201,7 +195,7 @@ def _response(c: Chain, rid: str, trace: JSON, ts: JSON) -> None:
         body["suga:trace"] = {
             k: trace[k] for k in ("id", "ttft_ms", "cache_write_tokens", "attrs") if k in trace
         }
-    c.add("response", ts if trace is None else trace.get("started_at") or ts, **body)
+    c.draft.append("response", ts if trace is None else trace.get("started_at") or ts, **body)
 
 
 #: entry type -> how its body becomes entries; any other type is kept as ``suga:<type>``
@@ -216,7 +210,10 @@ BOUNDARIES = ("segment", "compaction", "handoff")
 
 def _request_outcome(c: Chain, request: JSON) -> None:
     state = str(request.get("state") or "")
-    body: dict[str, JSON] = {"kind": "task", "target": c.raws[-1]["id"] if c.raws else None}
+    body: dict[str, JSON] = {
+        "kind": "task",
+        "target": c.draft.last["id"] if c.draft.entries else None,
+    }
     if "uncertain" in state:
         body["label"] = "delivery_uncertain"
     else:
@@ -224,7 +221,7 @@ def _request_outcome(c: Chain, request: JSON) -> None:
         if state in DONE or state in FAILED:
             body["pass"] = state in DONE
     body["details"] = request
-    c.add("outcome", None, **body)
+    c.draft.append("outcome", None, **body)
 
 
 def _entries(
@@ -243,8 +240,8 @@ def _entries(
             handler(c, body, e.get("created_at"), llm[turn])
         else:
             if kind not in BOUNDARIES:
-                c.counts[f"suga_unknown_type/{kind}"] += 1
-            c.add(
+                c.draft.counts[f"suga_unknown_type/{kind}"] += 1
+            c.draft.append(
                 f"suga:{kind or 'untyped'}",
                 e.get("created_at"),
                 body=body,
@@ -255,7 +252,7 @@ def _entries(
         if turn and nxt != turn:
             for trace in llm.pop(turn, []):  # model calls that left no assistant record
                 c.calls += 1
-                _response(c, f"{c.sid}-resp{c.calls}", trace, trace.get("started_at"))
+                _response(c, f"{c.draft.id}-resp{c.calls}", trace, trace.get("started_at"))
             if turn in requests:
                 _request_outcome(c, requests[turn])
 
@@ -280,50 +277,45 @@ def _gaps(sid: str, entries: list[tuple[int, JSON]]) -> list[Issue]:
     return [Issue("incomplete", None, message)]
 
 
-def convert_session(export: Export, info: JSON, children: list[str]) -> Session:
+def convert_session(export: Export, info: JSON, children: list[str]) -> SessionDraft:
     sid = str(info.get("id") or "")
-    created = str(info.get("created_at") or "")
-    ts = created if RFC3339_RE.match(created) else "1970-01-01T00:00:00Z"
-    c = Chain(sid, ts, traces=str(export.folder / "trace_events.jsonl"))
+    source = str(export.folder / "entries.jsonl")
+    d = SessionDraft(sid, source, "suga", "suga")
+    d.stamp(info.get("created_at"))
+    c = Chain(d, traces=str(export.folder / "trace_events.jsonl"))
     entries = export.entries.get(sid, [])
     meta = export.meta.get(sid, {})
     requests = {str(r.get("turn_id")): r for r in meta.get("requests") or [] if isinstance(r, dict)}
     _entries(c, entries, list(export.traces.get(sid, [])), requests)
     for child in children:
-        c.add("link", None, rel="subsession", session=child)
+        c.draft.append("link", None, rel="subsession", session=child)
     outcome: dict[str, JSON] = {
         "kind": "task",
-        "target": c.raws[-1]["id"] if c.raws else None,
+        "target": c.draft.last["id"] if c.draft.entries else None,
         "label": str(info.get("status") or "unknown"),
         "details": info,
     }
     if info.get("status") in FAILED:
         outcome["pass"] = False
-    c.add("outcome", info.get("updated_at"), **outcome)
-    header: dict[str, JSON] = {
-        "type": "session",
-        "format": "agentsession/0.2",
-        "id": sid,
-        "created_at": c.raws[0]["ts"],
-        "payload": PAYLOAD,
-        "harness": {"name": "suga"},
-    }
+    d.append("outcome", info.get("updated_at"), **outcome)
     if info.get("cwd"):
-        header["cwd"] = str(info["cwd"])
+        d.members["cwd"] = str(info["cwd"])
+        d.meet("workdir", d.members["cwd"])
     if info.get("parent_session_id"):
-        header["parent_session"] = str(info["parent_session_id"])
-    header["suga:session"] = info
+        d.members["parent_session"] = str(info["parent_session_id"])
+    d.members["suga:session"] = info
     if meta:
-        header["suga:meta"] = {k: v for k, v in meta.items() if k != "requests"}
-    source = str(export.folder / "entries.jsonl")
-    return converted_session(header, c.raws, source, "suga", _gaps(sid, entries), dict(c.counts))
+        d.members["suga:meta"] = {k: v for k, v in meta.items() if k != "requests"}
+    d.issues = _gaps(sid, entries)
+    return d
 
 
-class SugaReader(Reader):
+class SugaReader(ConvertingReader[Export, tuple[Export, JSON, list[str]]]):
     """``suga``: a ``suga-export`` folder (``manifest.json`` with ``format: suga-export``);
     no default location, since a host program writes the export where it is told."""
 
     kind = "suga"
+    fixtures = (Fixture("upstream/suga/synthetic-export"),)
     identity_fields = (("workdir", "sessions.jsonl cwd"),)
 
     def detect(self, path: Path) -> bool:
@@ -333,29 +325,36 @@ class SugaReader(Reader):
         files = tuple(str(p) for p in [path / "manifest.json", *_declared(path)])
         return [self.unit(files, name=str(path))]
 
-    def load(self, unit: Unit) -> Loaded:
-        export = Export.read(Path(unit.name))
-        known = {str(s.get("id")) for s in export.sessions}
-        children: dict[str, list[str]] = defaultdict(list)
-        for s in export.sessions:
-            if s.get("parent_session_id") in known:
-                children[str(s["parent_session_id"])].append(str(s.get("id")))
-        loaded: Loaded = []
-        for info in export.sessions:
-            try:
-                loaded.append(convert_session(export, info, children.get(str(info.get("id")), [])))
-            except SessionReadError as exc:
-                loaded.append(exc)
-        for sid in sorted(set(export.entries) - known):
-            loaded.append(
-                SessionReadError(
+    def files(self, unit: Unit) -> tuple[str, ...]:
+        """The export folder: its files are read together (``Export.read``)."""
+        return (unit.name,)
+
+    def read(self, path: Path, unit: Unit, earlier: list[Export]) -> Export:
+        return Export.read(path)
+
+    def join(
+        self, read: list[Export], unit: Unit
+    ) -> Iterator[tuple[Export, JSON, list[str]] | SessionReadError]:
+        """Each session ``sessions.jsonl`` lists, with its children's ids; then an error for
+        each session the entries name that it does not list."""
+        for export in read:
+            known = {str(s.get("id")) for s in export.sessions}
+            children: dict[str, list[str]] = defaultdict(list)
+            for s in export.sessions:
+                if s.get("parent_session_id") in known:
+                    children[str(s["parent_session_id"])].append(str(s.get("id")))
+            for info in export.sessions:
+                yield export, info, children.get(str(info.get("id")), [])
+            for sid in sorted(set(export.entries) - known):
+                yield SessionReadError(
                     "entries of a session that sessions.jsonl does not list",
                     rule="unknown_session",
                     source=str(export.folder / "entries.jsonl"),
                     session_id=sid,
                 )
-            )
-        return loaded
+
+    def convert(self, tree: tuple[Export, JSON, list[str]], unit: Unit) -> SessionDraft:
+        return convert_session(*tree)
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [str(s.get("id")) for s in self._infos(unit)]

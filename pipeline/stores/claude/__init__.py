@@ -14,15 +14,17 @@ reserved ``leaf`` label, which the ``current`` policy follows.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trajset.redactors.identities import Identity, identities_of
-from trajset.schemas.session import Issue, Session
+from trajset.schemas.session import Issue
 
 from ...errors import SessionReadError
-from ..base import Loaded, Location, Reader, Unit, UnitOptions, converted_session, read_input
+from ..base import ConvertingReader, Fixture, Location, Unit, UnitOptions, read_input
+from ..draft import EPOCH, SessionDraft
 from ..regular import open_input
 from .convert import tree_entries
 from .lines import Record, read_lines
@@ -79,10 +81,14 @@ def _agents_in(folder: Path) -> list[Path]:
     return sorted([*folder.glob("agent-*.jsonl"), *folder.glob("*/subagents/agent-*.jsonl")])
 
 
-class ClaudeCodeReader(Reader):
+class ClaudeCodeReader(ConvertingReader["Read", "Trunk | Agent"]):
     """``claude-code``: ``~/.claude/projects``, one project folder, or one session file."""
 
     kind = "claude-code"
+    fixtures = (
+        Fixture("upstream/claude-code/teich"),
+        Fixture("upstream/claude-code/synthetic-rewind"),
+    )
     locations = (Location("~/.claude", env="CLAUDE_CONFIG_DIR", below="projects"),)
     identity_fields = (("workdir", "each record's cwd"), ("branch", "each record's gitBranch"))
 
@@ -108,35 +114,46 @@ class ClaudeCodeReader(Reader):
             for p in projects
         ]
 
-    def load(self, unit: Unit) -> Loaded:
+    def files(self, unit: Unit) -> tuple[str, ...]:
+        """The unit's session files (not its agents'), in the order they were started."""
+        trunks = [Path(f) for f in unit.files if not Path(f).name.startswith("agent-")]
+        return tuple(str(f) for f in sorted(trunks, key=_first_time))
+
+    def read(self, path: Path, unit: Unit, earlier: list[Read]) -> Read:
+        """A session file's records, numbered on from the unit's earlier files."""
+        start = sum(len(r.records) + 1 for r in earlier)
+        records, issues = read_lines(path, start)
+        return Read(path, records, issues)
+
+    def join(self, read: list[Read], unit: Unit) -> list[Trunk | Agent]:
+        """Each session file (a resumed session's replayed prefix kept once, in the earliest
+        file), each followed by the agents its tool results name; then the agents no
+        session file names, below the session their records carry."""
         files = [Path(f) for f in unit.files]
-        trunks = [f for f in files if not f.name.startswith("agent-")]
         agents = {f.stem.removeprefix("agent-"): f for f in files if f.name.startswith("agent-")}
         metas = {a: _meta(f) for a, f in agents.items()}
-        out: Loaded = []
+        out: list[Trunk | Agent] = []
         seen: set[str] = set()
         spawned: set[str] = set()
-        start = 0
-        for f in sorted(trunks, key=_first_time):
-            try:
-                records, issues = read_lines(f, start)
-            except SessionReadError as exc:
-                out.append(exc)
-                continue
-            start += len(records) + 1
-            fresh = [r for r in records if not r.uuid or r.uuid not in seen]
-            seen |= {r.uuid for r in records if r.uuid}
+        for r in read:
+            fresh = [x for x in r.records if not x.uuid or x.uuid not in seen]
+            seen |= {x.uuid for x in r.records if x.uuid}
             links = _links(fresh, agents, metas)
-            out.append(_session(f, fresh, issues, links))
+            out.append(Trunk(r.path, fresh, r.issues, links))
             for agent, call_id in links.values():
                 aid = agent.removeprefix("agent-")
                 if aid not in spawned:
                     spawned.add(aid)
-                    out.append(_agent_session(agents[aid], metas[aid], _sid(f, fresh), call_id))
+                    out.append(Agent(agents[aid], metas[aid], _sid(r.path, fresh), call_id))
         # an agent no trunk links to (its spawning call cut off, or its trunk not kept) is
         # still a session: its parent is the trunk id its records carry
-        out += [_agent_session(agents[a], metas[a]) for a in sorted(set(agents) - spawned)]
+        out += [Agent(agents[a], metas[a]) for a in sorted(set(agents) - spawned)]
         return out
+
+    def convert(self, tree: Trunk | Agent, unit: Unit) -> SessionDraft:
+        if isinstance(tree, Trunk):
+            return _session(tree.path, tree.records, tree.issues, tree.links)
+        return _agent_session(tree)
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [Path(f).stem for f in unit.files]
@@ -150,21 +167,38 @@ class ClaudeCodeReader(Reader):
         return (*unit.files, *(str(m) for m in metas if m.is_file()))
 
 
-#: how many lines ``identities`` reads of a file for its first record with a ``cwd``
-HEAD_LINES = 64
+#: where a record's folder and branch stand in its line (Claude Code writes them before the
+#: message, so the first match is the record's own; a parse confirms any change)
+_WHERE = re.compile(rb'"(?:cwd|gitBranch)":\s*"(?:[^"\\]|\\.)*"')
 
 
 def _where(path: Path) -> list[tuple[str, Any]]:
-    """The working folder and git branch of the file's first record that names a folder."""
+    """The working folders and git branches of every record of the file, in order: each
+    record names where it ran, and a session moves (``cd``, a new branch).  A line is
+    parsed only when what its first ``cwd`` and ``gitBranch`` say differs from the line
+    before, so a session that stays in one place is read, not parsed."""
+    found: list[tuple[str, Any]] = []
+    last: list[bytes] = []
     try:
         with open_input(path) as fh:
-            for _, line in zip(range(HEAD_LINES), fh, strict=False):
-                d = json.loads(line) if line.strip() else None
-                if isinstance(d, dict) and d.get("cwd"):
-                    return [("workdir", d.get("cwd")), ("branch", d.get("gitBranch"))]
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+            for line in fh:
+                hint = _WHERE.findall(line[:_HEAD]) or _WHERE.findall(line)
+                if not hint or hint[:2] == last:
+                    continue
+                last = hint[:2]
+                try:
+                    d = json.loads(line)
+                except (ValueError, UnicodeDecodeError, RecursionError):
+                    continue  # a line that does not decode is its load's error row
+                if isinstance(d, dict):
+                    found += [("workdir", d.get("cwd")), ("branch", d.get("gitBranch"))]
+    except OSError:
         pass
-    return []
+    return found
+
+
+#: how much of a line holds a record's own members before its message, usually
+_HEAD = 2048
 
 
 def _first_time(path: Path) -> tuple[str, str]:
@@ -209,6 +243,35 @@ def _links(
 
 
 @dataclass(frozen=True)
+class Read:
+    """A session file's records (``read_lines``) and its problems."""
+
+    path: Path
+    records: list[Record]
+    issues: list[Issue]
+
+
+@dataclass(frozen=True)
+class Trunk:
+    """A session file's records to convert (those no earlier file had), and its agent links."""
+
+    path: Path
+    records: list[Record]
+    issues: list[Issue]
+    links: dict[str, tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Agent:
+    """An agent file to read and convert, below ``parent`` (spawned by ``call_id``)."""
+
+    path: Path
+    meta: Meta
+    parent: str = ""
+    call_id: str = ""
+
+
+@dataclass(frozen=True)
 class Meta:
     """An agent file's ``agent-<id>.meta.json`` (``agentType``, ``description``,
     ``toolUseId``, ``worktreePath``): kept on the agent's session as ``claude:agent``."""
@@ -245,12 +308,15 @@ def _session(
     issues: list[Issue],
     links: dict[str, tuple[str, str]],
     **header: JSON,
-) -> Session:
+) -> SessionDraft:
     sid = header.pop("id", None) or _sid(path, records)
+    head = next((r.raw for r in records if r.raw.get("sessionId")), {})
+    version = str(head["version"]) if head.get("version") else ""
     tree = build(records)
     first = next((r for r in records if r.ts), None)
-    first_ts = first.ts if first else "1970-01-01T00:00:00Z"
-    emitter = tree_entries(tree, links, first_ts)
+    first_ts = first.ts if first else EPOCH
+    d = SessionDraft(sid, str(path), "claude-code", "claude-code", version, ts=first_ts)
+    emitter = tree_entries(tree, links, first_ts, d)
     chain = {r.uuid for r in tree.records}
     leaf = next(
         (
@@ -261,41 +327,26 @@ def _session(
         "",
     )
     if leaf:
-        last = emitter.raws[-1]
-        emitter.add(
-            "leaf-label", last["id"], "label", last["ts"], target=emitter.tail[leaf], label="leaf"
-        )
-    head = next((r.raw for r in records if r.raw.get("sessionId")), {})
-    raw_header: dict[str, JSON] = {
-        "type": "session",
-        "format": "agentsession/0.2",
-        "id": sid,
-        "created_at": first_ts,
-        "payload": "openresponses/2026-04-24",
-        "harness": {
-            "name": "claude-code",
-            **({"version": str(head["version"])} if head.get("version") else {}),
-        },
-    }
+        d.label_leaf(emitter.tail[leaf], "leaf-label", unless_last=False)
+    d.created_at = first_ts
     if head.get("cwd"):
-        raw_header["cwd"] = str(head["cwd"])
-    raw_header.update(header)
-    raw_header["claude:meta"] = [r.raw for r in records if not r.uuid]
-    return converted_session(
-        raw_header, emitter.raws, str(path), "claude-code", issues, dict(emitter.counts)
-    )
+        d.members["cwd"] = str(head["cwd"])
+    d.members.update(header)
+    d.members["claude:meta"] = [r.raw for r in records if not r.uuid]
+    for r in records:  # every record names the folder and branch it ran in
+        d.meet("workdir", r.raw.get("cwd"))
+        d.meet("branch", r.raw.get("gitBranch"))
+    d.counts.update(emitter.counts)
+    d.issues = list(issues)
+    return d
 
 
-def _agent_session(
-    path: Path, meta: Meta, parent: str = "", call_id: str = ""
-) -> Session | SessionReadError:
+def _agent_session(a: Agent) -> SessionDraft:
     """An agent file as its own session, below ``parent`` (the trunk id its records carry
     when no trunk links to it), with its ``.meta.json`` as the ``claude:agent`` header member."""
+    path, meta, parent, call_id = a.path, a.meta, a.parent, a.call_id
     agent = path.stem
-    try:
-        records, issues = read_lines(path, 0)
-    except SessionReadError as exc:
-        return exc
+    records, issues = read_lines(path, 0)
     header: dict[str, JSON] = {"id": agent}
     parent = parent or _sid(path, records)
     if parent != agent:

@@ -18,8 +18,10 @@ from typing import Any
 
 from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
+from trajset.schemas.session import Issue
 
 from ...jsonio import dumps_compact
+from ..draft import SessionDraft
 from ..numbers import counts, usage
 from .lines import Record
 from .tree import COMMAND_MARKS, Tree
@@ -142,7 +144,7 @@ def response_key(r: Record) -> tuple[str, str]:
     return str(m.get("id") or r.uuid), str(r.raw.get("requestId") or "")
 
 
-def _usage(r: Record) -> dict[str, JSON] | None:
+def _usage(r: Record, notes: list[Issue]) -> dict[str, JSON] | None:
     u = (r.raw.get("message") or {}).get("usage")
     if not isinstance(u, dict):
         return None
@@ -152,7 +154,7 @@ def _usage(r: Record) -> dict[str, JSON] | None:
         "cache_creation_input_tokens",
         "output_tokens",
     )
-    got = counts(u, keys, "message.usage", r.file, r.line)
+    got = counts(notes, u, keys, "message.usage", r.file, r.line)
     if got is None:
         return None
     cached, fresh, created, out = got
@@ -161,20 +163,13 @@ def _usage(r: Record) -> dict[str, JSON] | None:
 
 @dataclass
 class Emitter:
-    """Raw entries in tree order; ``tail`` maps a record to the last entry made from it."""
+    """The session's entries in tree order (``draft``); ``tail`` maps a record to the last
+    entry made from it."""
 
-    raws: list[dict[str, JSON]] = field(default_factory=list)
+    draft: SessionDraft
     tail: dict[str, str] = field(default_factory=dict)
     counts: Counter[str] = field(default_factory=Counter)
-    ts: str = ""
     model: str = ""
-
-    def add(self, eid: str, parent: str | None, entry_type: str, ts: str, /, **body: JSON) -> str:
-        self.ts = ts or self.ts
-        raw = {"type": entry_type, "id": eid, "parent": parent, "ts": self.ts}
-        raw.update(body)
-        self.raws.append(raw)
-        return eid
 
 
 def _compaction(e: Emitter, tree: Tree, r: Record, parent: str, head: dict[str, str]) -> str:
@@ -193,10 +188,7 @@ def _compaction(e: Emitter, tree: Tree, r: Record, parent: str, head: dict[str, 
     # first entry, as copied context (not trainable) before the summary; the window Claude Code
     # preserved, when it says, is recorded with the boundary.
     boundary = {**_fields(r), "claude:preserved_from": head.get(first_kept, "")}
-    return e.add(
-        r.uuid, parent, "compaction", r.ts, first_kept="config", summary=item,
-        config={"model": e.model} if e.model else {}, **{"claude:boundary": boundary},
-    )  # fmt: skip
+    return e.draft.add("compaction", r.uuid, parent, r.ts, first_kept="config", summary=item, config={"model": e.model} if e.model else {}, **{"claude:boundary": boundary})  # fmt: skip
 
 
 def _record(
@@ -211,27 +203,30 @@ def _record(
             body: dict[str, JSON] = {"item": item, **extra}
             if r.kind == "assistant":
                 body["response"] = "|".join(key)
-            cur = e.add(r.uuid if i == 0 else f"{r.uuid}:{i}", cur, "item", r.ts, **body)
+            cur = e.draft.add("item", r.uuid if i == 0 else f"{r.uuid}:{i}", cur, r.ts, **body)
             first = first or cur
         if r.kind == "assistant" and last_piece.get(key) == r.uuid:
             e.model = str((r.raw.get("message") or {}).get("model") or e.model)
             body = {"response_id": "|".join(key), "model": e.model, "status": "completed"}
-            if (usage := _usage(r)) is not None:
+            if (usage := _usage(r, e.draft.notes)) is not None:
                 body["usage"] = usage
             body["claude:fields"] = _fields(r)
-            cur = e.add(f"{r.uuid}:response", cur, "response", r.ts, **body)
+            cur = e.draft.add("response", f"{r.uuid}:response", cur, r.ts, **body)
             e.counts["responses"] += 1
         if first:
             return first, cur
     e.counts[f"claude_entry/{r.kind or 'untyped'}"] += 1
-    eid = e.add(r.uuid, parent, f"claude:{r.kind or 'untyped'}", r.ts, record=_fields(r))
+    eid = e.draft.add(f"claude:{r.kind or 'untyped'}", r.uuid, parent, r.ts, record=_fields(r))
     return eid, eid
 
 
-def tree_entries(tree: Tree, links: dict[str, tuple[str, str]], first_ts: str) -> Emitter:
-    """The session's entries: a config root, then the tree; ``links`` adds a subsession link
-    after the tool result that names the agent (record uuid -> (agent session id, call id))."""
-    e = Emitter(ts=first_ts)
+def tree_entries(
+    tree: Tree, links: dict[str, tuple[str, str]], first_ts: str, draft: SessionDraft
+) -> Emitter:
+    """The session's entries, into ``draft``: a config root, then the tree; ``links`` adds a
+    subsession link after the tool result that names the agent (record uuid -> (agent
+    session id, call id))."""
+    e = Emitter(draft)
     last_piece = {response_key(r): r.uuid for r in tree.records if r.kind == "assistant"}
     e.model = next(
         (
@@ -243,7 +238,7 @@ def tree_entries(tree: Tree, links: dict[str, tuple[str, str]], first_ts: str) -
         ),
         "",
     )
-    e.add("config", None, "config", first_ts, **({"model": e.model} if e.model else {}))
+    e.draft.add("config", "config", None, first_ts, **({"model": e.model} if e.model else {}))
     head: dict[str, str] = {}
     for r in tree.records:
         p = tree.parent.get(r.uuid)
@@ -254,10 +249,10 @@ def tree_entries(tree: Tree, links: dict[str, tuple[str, str]], first_ts: str) -
             first, last = _record(e, r, parent, last_piece)
         if r.uuid in links:
             agent, call_id = links[r.uuid]
-            last = e.add(
+            last = e.draft.add(
+                "link",
                 f"{r.uuid}:link",
                 last,
-                "link",
                 r.ts,
                 rel="subsession",
                 session=agent,

@@ -23,7 +23,8 @@ from trajset.schemas.session import Issue, Session
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ...errors import SessionReadError
-from ..base import Loaded, Location, Reader, Unit, UnitOptions, converted_session
+from ..base import ConvertingReader, Fixture, Location, Unit, UnitOptions
+from ..draft import SessionDraft
 from .convert import convert
 from .events import Duplicates, duplicates
 from .lineage import Tree, build_trees, families
@@ -39,7 +40,6 @@ from .rollouts import (
 )
 
 JSON = Any
-PAYLOAD = "openresponses/2026-04-24"
 
 
 def is_rollout(path: Path) -> bool:
@@ -52,11 +52,20 @@ def is_rollout(path: Path) -> bool:
     return is_rollout_name(path) and meta_of(first) is not None
 
 
-class CodexReader(Reader):
+class CodexReader(ConvertingReader[Rollout, tuple[Tree, dict[str, Duplicates]]]):
     """``codex``: a ``CODEX_HOME`` (``sessions/`` and ``archived_sessions/``), any folder of
     rollouts (a date folder), or one rollout file (``.jsonl`` or ``.jsonl.zst``)."""
 
     kind = "codex"
+    fixtures = (
+        Fixture("upstream/codex/synthetic/rollback"),
+        Fixture("upstream/codex/synthetic/fork"),
+        Fixture("upstream/codex/real/codemie-code"),
+        # a cut base changes the segments of what continues it
+        Fixture("upstream/codex/synthetic/paginated-revert-fork", cut=False),
+        Fixture("upstream/codex/synthetic/subagent-paginated", cut=False),
+        Fixture("upstream/codex/upstream-synthetic/claude-code-log", cut=False),
+    )
     locations = (Location("~/.codex", env="CODEX_HOME"),)
     identity_fields = (
         ("workdir", "session_meta cwd"),
@@ -85,22 +94,17 @@ class CodexReader(Reader):
         units += [self.unit((str(f),), name=str(f)) for f in unread]  # an error row each
         return sorted(units, key=lambda u: u.files)
 
-    def load(self, unit: Unit) -> Loaded:
-        out: Loaded = []
-        rollouts: list[Rollout] = []
-        taken: set[str] = set()
-        for f in unit.files:
-            try:
-                rollouts.append(read_rollout(Path(f), taken))
-            except SessionReadError as exc:
-                out.append(exc)
-        dups = {r.rollout: duplicates(r) for r in rollouts}
-        for tree in build_trees(rollouts, dups):
-            try:
-                out.append(_session(tree, dups))
-            except SessionReadError as exc:
-                out.append(exc)
-        return out
+    def read(self, path: Path, unit: Unit, earlier: list[Rollout]) -> Rollout:
+        """A rollout; a copy of an earlier file under another name gets an id of its own."""
+        return read_rollout(path, {r.rollout for r in earlier})
+
+    def join(self, read: list[Rollout], unit: Unit) -> list[tuple[Tree, dict[str, Duplicates]]]:
+        """The thread's trees: forks, rollbacks and subagent threads placed (``lineage``)."""
+        dups = {r.rollout: duplicates(r) for r in read}
+        return [(tree, dups) for tree in build_trees(read, dups)]
+
+    def convert(self, tree: tuple[Tree, dict[str, Duplicates]], unit: Unit) -> Session:
+        return _session(*tree)
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [h.thread for f in unit.files if (h := Head.read(Path(f))) is not None]
@@ -117,46 +121,39 @@ class CodexReader(Reader):
 
 
 def _session(tree: Tree, dups: dict[str, Duplicates]) -> Session:
-    c = convert(tree, dups)
-    raws = c.raws
-    if c.current and raws and c.current != raws[-1]["id"]:
-        last = raws[-1]
-        raws.append({"type": "label", "id": f"{last['id']}:leaf", "parent": last["id"],
-                     "ts": last["ts"], "target": c.current, "label": "leaf"})  # fmt: skip
     meta = tree.root.meta
+    version = str(meta["cli_version"]) if meta.get("cli_version") else ""
+    d = SessionDraft(tree.thread, tree.root.path, "codex", "codex", version)
+    c = convert(tree, dups, d)
+    d.label_leaf(c.current)
     created = str(meta.get("timestamp") or "")
-    header: dict[str, JSON] = {
-        "type": "session",
-        "format": "agentsession/0.2",
-        "id": tree.thread,
-        "created_at": created if RFC3339_RE.match(created) else raws[0]["ts"],
-        "payload": PAYLOAD,
-        "harness": {
-            "name": "codex",
-            **({"version": str(meta["cli_version"])} if meta.get("cli_version") else {}),
-        },
-    }
+    d.created_at = created if RFC3339_RE.match(created) else ""
     if isinstance(meta.get("cwd"), str):
-        header["cwd"] = meta["cwd"]
+        d.members["cwd"] = meta["cwd"]
+    git = meta.get("git")
+    git = git if isinstance(git, dict) else {}
+    d.meet("workdir", meta.get("cwd"))
+    d.meet("repo", git.get("repository_url"))
+    d.meet("branch", git.get("branch"))
     parent = tree.root.head().parent_thread
     if parent:
-        header["parent_session"] = parent
+        d.members["parent_session"] = parent
         if tree.spawned_by:
-            header["spawned_by"] = tree.spawned_by
-    header["codex:meta"] = {k: v for k, v in meta.items() if k != "base_instructions"}
+            d.members["spawned_by"] = tree.spawned_by
+    d.members["codex:meta"] = {k: v for k, v in meta.items() if k != "base_instructions"}
     if tree.notes:
-        header["codex:notes"] = tree.notes
+        d.members["codex:notes"] = tree.notes
     files = {pl.rollout.path: pl.rollout for pl in tree.placed}
-    issues = [i for r in files.values() for i in r.issues]
-    counts = {**{f"codex/{k}": v for k, v in tree.counts.items()},
-              **{f"codex/{k}": v for k, v in c.counts.items()}}  # fmt: skip
-    counts["codex/rollouts"] = len(files)
+    d.issues = [i for r in files.values() for i in r.issues]
+    d.counts.update({f"codex/{k}": v for k, v in tree.counts.items()})
+    d.counts.update({f"codex/{k}": v for k, v in c.counts.items()})
+    d.counts["codex/rollouts"] = len(files)
     try:
-        return converted_session(header, raws, tree.root.path, "codex", issues, counts)
+        return d.finish()
     except SessionReadError:  # an entry that does not decode: found, reported, kept verbatim
-        issues += _undecodable(tree, raws)
-        counts["codex/entries_undecodable"] = len(issues)
-        return converted_session(header, raws, tree.root.path, "codex", issues, counts)
+        d.issues += _undecodable(tree, d.entries)
+        d.counts["codex/entries_undecodable"] = len(d.issues)
+        return d.finish()
 
 
 def _undecodable(tree: Tree, raws: list[dict[str, JSON]]) -> list[Issue]:

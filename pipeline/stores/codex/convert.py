@@ -21,6 +21,7 @@ from typing import Any
 
 from trajset.schemas.timestamps import RFC3339_RE
 
+from ..draft import SessionDraft
 from .events import Duplicates, is_context, is_prompt
 from .items import call_item, output_item, reasoning_config, reasoning_item, text_message, usage
 from .lineage import Tree
@@ -51,18 +52,18 @@ class State:
 class Converter:
     """Entries of one tree (``convert``)."""
 
-    def __init__(self, tree: Tree) -> None:
+    def __init__(self, tree: Tree, draft: SessionDraft) -> None:
         self.tree = tree
         self.paths = {pl.rollout.rollout: pl.rollout.path for pl in tree.placed}
-        self.raws: list[dict[str, JSON]] = []
+        self.draft = draft
         self.counts: Counter[str] = Counter()
         self.current = ""  # the entry the thread's current leaf is
         self.instructions = _instructions(tree.root.meta)
         self.first_model = _first_model(tree)
 
-    def add(self, s: State, eid: str, entry_type: str, **body: JSON) -> str:
-        self.raws.append({"type": entry_type, "id": eid, "parent": s.tail, "ts": s.ts, **body})
-        s.tail = eid
+    def put(self, s: State, eid: str, entry_type: str, **body: JSON) -> str:
+        """An entry below the segment's tail, at its time; it becomes the tail."""
+        s.tail = self.draft.add(entry_type, eid, s.tail, s.ts, **body)
         return eid
 
     # ---------------------------------------------------------------- model calls
@@ -85,7 +86,7 @@ class Converter:
             body["model"] = s.model
         if use is not None:
             body["usage"] = use
-        self.add(s, eid or f"{s.call_last}:response", "response", **body)
+        self.put(s, eid or f"{s.call_last}:response", "response", **body)
         self.counts["responses"] += 1
         s.call = s.call_last = ""
         s.compaction = None
@@ -100,13 +101,13 @@ class Converter:
         body: dict[str, JSON] = {"response_id": eid, "status": "completed", "usage": use}
         if s.model:
             body["model"] = s.model
-        self.add(s, eid, "response", **body)
+        self.put(s, eid, "response", **body)
         self.counts["responses_without_items"] += 1
 
     def output(self, s: State, line: Line, item: JSON, **extra: JSON) -> None:
         """An item the model produced, in the open call."""
         rid = self.open_call(s, line)
-        s.call_last = self.add(s, line.key, "item", item=item, response=rid, **extra)
+        s.call_last = self.put(s, line.key, "item", item=item, response=rid, **extra)
 
     def note_usage(self, use: JSON) -> None:
         """The thread's usage totals, for ``inspect``."""
@@ -131,7 +132,7 @@ class Converter:
             handler(self, s, line, dups)
         else:
             self.counts[f"unknown/{line.type or 'untyped'}"] += 1
-            self.add(s, line.key, f"codex:{line.type or 'untyped'}", payload=line.payload)
+            self.put(s, line.key, f"codex:{line.type or 'untyped'}", payload=line.payload)
 
     def session_meta(self, s: State, line: Line, is_root: bool) -> None:
         payload = line.payload if isinstance(line.payload, dict) else {}
@@ -143,13 +144,13 @@ class Converter:
                 body["instructions"] = self.instructions
             if isinstance(payload.get("dynamic_tools"), list):
                 body["codex:dynamic_tools"] = payload["dynamic_tools"]
-            self.add(s, line.key, "config", **body)
+            self.put(s, line.key, "config", **body)
             s.model = self.first_model
             return
         kept = dict(payload)
         if _instructions(kept) == self.instructions:
             kept.pop("base_instructions", None)
-        self.add(s, line.key, "codex:session_meta", payload=kept)
+        self.put(s, line.key, "codex:session_meta", payload=kept)
 
 
 def _first_model(tree: Tree) -> str:
@@ -178,7 +179,7 @@ def _turn_context(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
         body["model"] = s.model = p["model"]
     if (reasoning := reasoning_config(p)) is not None:
         body["reasoning"] = s.reasoning = reasoning
-    c.add(s, line.key, "config", **body, **{"codex:turn_context": p})
+    c.put(s, line.key, "config", **body, **{"codex:turn_context": p})
 
 
 def _response_item(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
@@ -190,10 +191,10 @@ def _response_item(c: Converter, s: State, line: Line, dups: Duplicates) -> None
     elif kind == "message":
         c.close_call(s)
         if is_prompt(line, dups):
-            s.prompt = c.add(s, line.key, "item", item=p, **events)
+            s.prompt = c.put(s, line.key, "item", item=p, **events)
             c.counts["prompts"] += 1
         else:
-            c.add(s, line.key, "item", item=p, visible=False, **{"codex:context": True}, **events)
+            c.put(s, line.key, "item", item=p, visible=False, **{"codex:context": True}, **events)
     elif kind == "reasoning":
         c.output(s, line, p, **events)
     elif kind in CALLS:
@@ -204,13 +205,13 @@ def _response_item(c: Converter, s: State, line: Line, dups: Duplicates) -> None
     elif kind in OUTPUTS:
         c.close_call(s)
         item, extra = output_item(p, dups.ends.get(line.key, []))
-        c.add(s, line.key, "item", item=item, **extra)
+        c.put(s, line.key, "item", item=item, **extra)
         s.pending = tuple(x for x in s.pending if x != item["call_id"])
     elif kind == "ghost_snapshot":
         c.counts["ghost_snapshots_skipped"] += 1
     elif kind.endswith("_output") or kind == "compaction":
         c.close_call(s)
-        c.add(s, line.key, "item", item={"type": f"codex:{kind}", "payload": p})
+        c.put(s, line.key, "item", item={"type": f"codex:{kind}", "payload": p})
     else:  # web_search_call, image_generation_call, tool_search_call, ...: model output
         c.counts[f"extension_items/{kind or 'untyped'}"] += 1
         c.output(s, line, {"type": f"codex:{kind or 'untyped'}", "payload": p})
@@ -239,15 +240,15 @@ def _compacted(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
     rest = {k: v for k, v in p.items() if k not in ("message", "replacement_history")}
     if rest:
         body["codex:compacted"] = rest
-    c.add(s, line.key, "compaction", **body)
-    s.compaction = c.raws[-1]
+    c.put(s, line.key, "compaction", **body)
+    s.compaction = c.draft.last
     c.counts["compactions"] += 1
 
 
 def _token_count(c: Converter, s: State, line: Line) -> None:
     info = line.payload.get("info")
     total = info.get("total_token_usage") if isinstance(info, dict) else None
-    use = usage(info, c.paths[line.rollout], line.n)
+    use = usage(c.draft.notes, info, c.paths[line.rollout], line.n)
     if use is None:
         c.counts["token_counts_without_usage"] += 1
         return
@@ -257,8 +258,8 @@ def _token_count(c: Converter, s: State, line: Line) -> None:
     s.total = total
     c.note_usage(use)
     c.close_call(s, eid=line.key, use=use)
-    if c.raws and c.raws[-1]["id"] == line.key:
-        c.raws[-1]["codex:token_count"] = {k: v for k, v in line.payload.items() if k != "type"}
+    if c.draft.entries and c.draft.last["id"] == line.key:
+        c.draft.last["codex:token_count"] = {k: v for k, v in line.payload.items() if k != "type"}
 
 
 def _run_end(c: Converter, s: State, line: Line, reason: str, aborted: bool) -> None:
@@ -268,10 +269,9 @@ def _run_end(c: Converter, s: State, line: Line, reason: str, aborted: bool) -> 
     if aborted:
         body = {"kind": "task", "target": s.tail, "pass": False, "label": "codex:turn_aborted",
                 "details": {"reason": p.get("reason")}}  # fmt: skip
-        c.add(s, f"{line.key}:outcome", "outcome", **body)
+        c.put(s, f"{line.key}:outcome", "outcome", **body)
         c.counts["turns_aborted"] += 1
-    c.add(s, line.key, "run", run_id=run, phase="end", reason=reason, pending=list(s.pending),
-          **{"codex:event": p})  # fmt: skip
+    c.put(s, line.key, "run", run_id=run, phase="end", reason=reason, pending=list(s.pending), **{"codex:event": p})  # fmt: skip
     s.run, s.pending, s.prompt = "", (), ""
 
 
@@ -283,7 +283,7 @@ def _event(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
     elif etype == "task_started":
         c.close_call(s)
         s.run, s.pending, s.prompt = str(p.get("turn_id") or line.key), (), ""
-        c.add(s, line.key, "run", run_id=s.run, phase="start", source="input", **{"codex:event": p})
+        c.put(s, line.key, "run", run_id=s.run, phase="start", source="input", **{"codex:event": p})
         c.counts["runs"] += 1
     elif etype == "task_complete":
         _run_end(c, s, line, "done", aborted=False)
@@ -293,7 +293,7 @@ def _event(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
     elif etype == "user_message":
         c.close_call(s)
         item = text_message("user", event_message(p), p.get("images"))
-        s.prompt = c.add(s, line.key, "item", item=item, **{"codex:from_event": True})
+        s.prompt = c.put(s, line.key, "item", item=item, **{"codex:from_event": True})
         c.counts["prompts_from_events"] += 1
     elif etype == "agent_message":
         item = text_message("assistant", event_message(p))
@@ -303,11 +303,11 @@ def _event(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
     elif etype == "agent_reasoning":
         c.output(s, line, reasoning_item(str(p.get("text") or "")), **{"codex:from_event": True})
     elif etype == "thread_name_updated" and isinstance(p.get("thread_name"), str):
-        c.add(s, line.key, "info", name=p["thread_name"], **{"codex:event": p})
+        c.put(s, line.key, "info", name=p["thread_name"], **{"codex:event": p})
     else:
         if etype == "thread_rolled_back":
             c.close_call(s)
-        c.add(s, line.key, f"codex:{etype or 'event'}", payload=p)
+        c.put(s, line.key, f"codex:{etype or 'event'}", payload=p)
 
 
 def event_message(p: JSON) -> str:
@@ -316,7 +316,7 @@ def event_message(p: JSON) -> str:
 
 def _record(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
     """Newer record types kept verbatim (``inter_agent_communication``, ``world_state``...)."""
-    c.add(s, line.key, f"codex:{line.type}", payload=line.payload)
+    c.put(s, line.key, f"codex:{line.type}", payload=line.payload)
 
 
 HANDLERS: dict[str, Callable[[Converter, State, Line, Duplicates], None]] = {
@@ -330,9 +330,9 @@ HANDLERS: dict[str, Callable[[Converter, State, Line, Duplicates], None]] = {
 }  # fmt: skip
 
 
-def convert(tree: Tree, dups: dict[str, Duplicates]) -> Converter:
-    """The tree's entries, in the order its lines were written."""
-    c = Converter(tree)
+def convert(tree: Tree, dups: dict[str, Duplicates], draft: SessionDraft) -> Converter:
+    """The tree's entries, in the order its lines were written, into ``draft``."""
+    c = Converter(tree, draft)
     placed = tree.placed
     forks = {pl.parent for i, pl in enumerate(placed) if i and pl.parent != placed[i - 1].line.key}
     saved: dict[str | None, State] = {None: State()}
@@ -349,7 +349,7 @@ def convert(tree: Tree, dups: dict[str, Duplicates]) -> Converter:
         c.line(s, pl.line, dups[pl.rollout.rollout], is_root=key == root)
         for child, call in tree.links.get(key, ()):
             body = {"rel": "subsession", "session": child, **({"call_id": call} if call else {})}
-            c.add(s, f"{key}:link:{child}", "link", **body)
+            c.put(s, f"{key}:link:{child}", "link", **body)
         if key in forks:
             saved[key] = replace(s)
         ends[key] = s.tail

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from trajset.schemas.entries import TOOL_EXIT_CODE, TOOL_FAILED
+from trajset.schemas.session import Issue
 
 from ...jsonio import dumps_compact
 from .. import numbers
@@ -114,15 +115,15 @@ def _exit_code(payload: dict[str, JSON], text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def usage(info: JSON, source: str, line: int) -> dict[str, JSON] | None:
+def usage(notes: list[Issue], info: JSON, source: str, line: int) -> dict[str, JSON] | None:
     """A model call's usage from a ``token_count`` event's ``last_token_usage`` (None when it
-    has none, or a count there is out of range: noted)."""
+    has none, or a count there is out of range: noted in ``notes``)."""
     last = info.get("last_token_usage") if isinstance(info, dict) else None
     if not isinstance(last, dict):
         return None
     keys = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_output_tokens",
             "total_tokens")  # fmt: skip
-    got = counts(last, keys, "payload.info.last_token_usage", source, line)
+    got = counts(notes, last, keys, "payload.info.last_token_usage", source, line)
     if got is None:
         return None
     inp, out, cached, reasoning, total = got

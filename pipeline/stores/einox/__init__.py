@@ -13,24 +13,23 @@ are skipped and counted.  Reader option: ``keep_truncated=true`` keeps the
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trajset.redactors.identities import Identity, identities_of
-from trajset.schemas.session import Entry, Session, validate_header
 
-from ...errors import SessionReadError, UnitSkipped
-from ..base import Loaded, Location, Reader, ReaderOption, Unit, UnitOptions
+from ...errors import UnitSkipped
+from ..base import ConvertingReader, Fixture, Location, ReaderOption, Unit, UnitOptions
+from ..draft import SessionDraft
 from ..regular import read_bytes
 from .convert import Converted, convert
 from .groups import groups
-from .lineage import fork_edges, merged_entries
+from .lineage import Edge, fork_edges, members, merged_entries
 from .record import Record, read_record
 from .turns import split_events
 
 JSON = Any
-FORMAT = "agentsession/0.2"
-PAYLOAD = "openresponses/2026-04-24"
 
 
 def users_dir(path: Path) -> Path | None:
@@ -41,10 +40,11 @@ def users_dir(path: Path) -> Path | None:
     return users if users.is_dir() and any(users.glob("*/sessions")) else None
 
 
-class EinoxReader(Reader):
+class EinoxReader(ConvertingReader[Record, tuple[str, "Owned"]]):
     """``einox``: a root holding ``users/`` (or ``users/`` itself); a unit per fork group of an owner."""
 
     kind = "einox"
+    fixtures = (Fixture("upstream/einox/synthetic/data"),)
     #: the upstream comments call the per-user tree ``.agent/users/<operator>``
     locations = (Location("~/.agent/users"),)
     identity_fields = (
@@ -77,22 +77,49 @@ class EinoxReader(Reader):
                 out.append(self.unit(files, owner.name, name))
         return out
 
-    def load(self, unit: Unit) -> Loaded:
+    def files(self, unit: Unit) -> tuple[str, ...]:
         if not unit.files:
             raise UnitSkipped(
                 f"{unit.label}: no sessions/ folder (not an owner)", reason="not_an_owner"
             )
+        return unit.files
+
+    def read(self, path: Path, unit: Unit, earlier: list[Record]) -> Record:
+        return read_record(path)
+
+    def join(self, read: list[Record], unit: Unit) -> list[tuple[str, Owned]]:
+        """Every tree of the owner: merged fork trees and side chats, roots in time order;
+        each session converted first (``convert.py``), a fork's entries merged onto its
+        source's (``lineage.py``)."""
         records: dict[str, Record] = {}
-        loaded: Loaded = []
-        for f in unit.files:
-            try:
-                r = read_record(Path(f))
-            except SessionReadError as exc:
-                loaded.append(exc)
-                continue
+        for r in read:
             records.setdefault(r.sid, r)
-        loaded.extend(sessions(records, unit.key, bool(self.option(unit, "keep_truncated"))))
-        return loaded
+        keep = bool(self.option(unit, "keep_truncated"))
+        edges, unverified = fork_edges(records)
+        conv: dict[str, Converted] = {}
+        for sid, r in records.items():
+            inherited = _inherited(r, records) if r.parent_sid else 0
+            conv[sid] = convert(r, inherited, keep)
+        owned = Owned(unit.key, records, edges, unverified, conv)
+        roots = sorted((r.started_ms(), sid) for sid, r in records.items() if sid not in edges)
+        return [(sid, owned) for _, sid in roots]
+
+    def convert(self, tree: tuple[str, Owned], unit: Unit) -> SessionDraft:
+        sid, o = tree
+        d = _draft(o.records[sid], o.owner)
+        d.entries = merged_entries(sid, o.conv, o.edges)
+        link = _link(o.records[sid], o.unverified.get(sid))
+        if link is not None:
+            first = d.entries[0]
+            d.entries.insert(
+                1, {**link, "id": f"{sid}-link", "parent": first["id"], "ts": first["ts"]}
+            )
+            d.entries[2]["parent"] = f"{sid}-link"
+        for member in members(sid, o.edges):  # what its forks' conversions met is the tree's
+            d.notes += o.conv[member].entries.notes
+            for name in _participants(o.records[member].raw):
+                d.meet("user", name)
+        return d
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [Path(f).parent.name for f in unit.files]
@@ -107,10 +134,7 @@ class EinoxReader(Reader):
                 record = json.loads(data) if b'"participants"' in data else {}
             except (OSError, ValueError, RecursionError):
                 continue
-            people = record.get("participants") if isinstance(record, dict) else None
-            for p in people if isinstance(people, list) else []:
-                if isinstance(p, dict):
-                    found += [("user", p.get("id")), ("user", p.get("name"))]
+            found += [("user", name) for name in _participants(record)]
         return identities_of(found)
 
     def inputs(self, unit: Unit) -> tuple[str, ...]:
@@ -125,28 +149,15 @@ class EinoxReader(Reader):
         return (*unit.files, *extra)
 
 
-def sessions(records: dict[str, Record], owner: str, keep_truncated: bool = False) -> Loaded:
-    """Every tree of an owner: merged fork trees and side chats, roots in time order."""
-    edges, unverified = fork_edges(records)
-    conv: dict[str, Converted] = {}
-    for sid, r in records.items():
-        inherited = _inherited(r, records) if r.parent_sid else 0
-        conv[sid] = convert(r, inherited, keep_truncated)
-    roots = sorted((r.started_ms(), sid) for sid, r in records.items() if sid not in edges)
-    out: Loaded = []
-    for _, sid in roots:
-        raws = merged_entries(sid, conv, edges)
-        link = _link(records[sid], unverified.get(sid))
-        if link is not None:
-            raws.insert(
-                1, {**link, "id": f"{sid}-link", "parent": raws[0]["id"], "ts": raws[0]["ts"]}
-            )
-            raws[2]["parent"] = f"{sid}-link"
-        try:
-            out.append(_session(records[sid], owner, raws))
-        except SessionReadError as exc:
-            out.append(exc)
-    return out
+@dataclass(frozen=True)
+class Owned:
+    """An owner's sessions read and converted, and how their forks join (``join``)."""
+
+    owner: str
+    records: dict[str, Record]
+    edges: dict[str, Edge]
+    unverified: dict[str, JSON]
+    conv: dict[str, Converted]
 
 
 def _inherited(r: Record, records: dict[str, Record]) -> int:
@@ -174,27 +185,21 @@ def _link(r: Record, unverified: JSON) -> dict[str, JSON] | None:
     return None
 
 
-def _session(r: Record, owner: str, raws: list[dict[str, JSON]]) -> Session:
-    header: dict[str, JSON] = {
-        "type": "session",
-        "format": FORMAT,
-        "id": r.sid,
-        "created_at": raws[0]["ts"],
-        "payload": PAYLOAD,
-        "harness": {"name": "einox"},
-    }
+def _draft(r: Record, owner: str) -> SessionDraft:
+    d = SessionDraft(r.sid, str(r.path), "einox", "einox")
     if r.parent_sid:
-        header["parent_session"] = r.parent_sid
-    header["einox:owner"] = owner
-    entries = []
-    for i, raw in enumerate(raws):
-        try:
-            entries.append(Entry.of(raw, i + 2, i))
-        except ValueError as exc:
-            raise SessionReadError(
-                f"converted entry {raw.get('id')} does not validate: {exc}",
-                rule="conversion",
-                source=str(r.path),
-                session_id=r.sid,
-            ) from None
-    return Session(validate_header(header), header, entries, str(r.path), source_format="einox")
+        d.members["parent_session"] = r.parent_sid
+    d.members["einox:owner"] = owner
+    d.meet("user", owner)
+    return d
+
+
+def _participants(record: JSON) -> list[JSON]:
+    """The ids and names of a ``session.json``'s ``participants``."""
+    people = record.get("participants") if isinstance(record, dict) else None
+    return [
+        p.get(k)
+        for p in (people if isinstance(people, list) else [])
+        if isinstance(p, dict)
+        for k in ("id", "name")
+    ]

@@ -52,7 +52,7 @@ class Converter:
     compaction: Compaction | None = None
 
     def __post_init__(self) -> None:
-        self.out = Entries(self.record.sid, clock=self.record.started_ms())
+        self.out = Entries(self.record.sid, str(self.record.path), clock=self.record.started_ms())
         self.compaction = Compaction.of(self.record)
 
     # -- whole session ------------------------------------------------------------
@@ -203,7 +203,7 @@ class Converter:
             d = usage.data
             keys = ("prompt_tokens", "completion_tokens", "total_tokens")
             where = f"events[id={usage.id}].data"
-            if (got := counts(d, keys, where, str(self.record.path), None)) is not None:
+            if (got := counts(self.out.notes, d, keys, where, self.out.source, None)) is not None:
                 pt, ct, total = got
                 body["usage"] = numbers.usage(pt, ct, total=total)
             body["einox:usage"] = d

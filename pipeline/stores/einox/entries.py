@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from trajset.schemas.session import Issue
 from trajset.schemas.timestamps import MAX_MS, ms_to_rfc3339
 
 from ..numbers import note
@@ -18,9 +19,11 @@ class Entries:
     """Linear entries of one session: ids ``<sid>-NNNN``, each the parent of the next."""
 
     sid: str
+    source: str = ""  # the session file (the problems noted name it)
     raws: list[dict[str, JSON]] = field(default_factory=list)
     times: list[int] = field(default_factory=list)  # each entry's time (ms), non-decreasing
     clock: int = 0  # last time used (ms); events without ts take it
+    notes: list[Issue] = field(default_factory=list)  # values out of range met (``numbers``)
 
     def add(self, entry_type: str, ts: int | None, /, **body: JSON) -> str:
         usable = [0]
@@ -28,8 +31,8 @@ class Entries:
             if t is not None and 0 <= t <= MAX_MS:
                 usable.append(t)
             elif t is not None:
-                note(t, f"{entry_type} time (ms)", "", None, "a time in years 1970 to 9999",
-                     "the entry takes the time before it")  # fmt: skip
+                note(self.notes, t, f"{entry_type} time (ms)", self.source, None,
+                     "a time in years 1970 to 9999", "the entry takes the time before it")  # fmt: skip
         self.clock = max(usable)
         eid = f"{self.sid}-{len(self.raws) + 1:04d}"
         parent = self.raws[-1]["id"] if self.raws else None

@@ -108,14 +108,22 @@ def attach_point(conv: dict[str, Converted], edges: dict[str, Edge], sid: str, k
     return str(c.entries.raws[c.turn_ends[k] - 1]["id"])
 
 
+def members(root: str, edges: dict[str, Edge]) -> list[str]:
+    """``root`` and every verified fork below it, breadth first: the sessions of its tree."""
+    out, todo = [], [root]
+    while todo:
+        sid = todo.pop(0)
+        out.append(sid)
+        todo.extend(sorted(f for f, e in edges.items() if e.source == sid))
+    return out
+
+
 def merged_entries(
     root: str, conv: dict[str, Converted], edges: dict[str, Edge]
 ) -> list[dict[str, JSON]]:
     """The tree of ``root`` with every verified fork below it, entries in time order."""
     sequences: list[tuple[str, list[dict[str, JSON]], list[int]]] = []
-    todo = [root]
-    while todo:
-        sid = todo.pop(0)
+    for sid in members(root, edges):
         c = conv[sid]
         if sid == root:
             sequences.append(("", list(c.entries.raws), list(c.entries.times)))
@@ -128,7 +136,6 @@ def merged_entries(
             if len(raws) > 1:
                 raws[1]["parent"] = raws[0]["id"]
             sequences.append((str(raws[0]["parent"]), raws, times))
-        todo.extend(sorted(f for f, e in edges.items() if e.source == sid))
     return _time_order(sequences)
 
 

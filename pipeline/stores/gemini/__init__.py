@@ -14,15 +14,16 @@ environment message.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trajset.redactors.identities import Identity, identities_of
-from trajset.schemas.session import Session
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ...errors import SessionReadError
-from ..base import Loaded, Location, Reader, Unit, UnitOptions, converted_session
+from ..base import ConvertingReader, Fixture, Location, Unit, UnitOptions
+from ..draft import SessionDraft
 from ..regular import read_text
 from .convert import convert
 from .files import (
@@ -37,15 +38,28 @@ from .files import (
 from .replay import ENVIRONMENT_ID, replay, text_of
 
 JSON = Any
-PAYLOAD = "openresponses/2026-04-24"
 _WORKING = re.compile(r"I'm currently working in the directory: (\S.*)")
 
 
-class GeminiCliReader(Reader):
+@dataclass(frozen=True)
+class Joined:
+    """A chat and what its conversion needs of the unit's others."""
+
+    chat: Chat
+    ids: set[str]  # the session ids of the unit's chats
+    spawned: dict[str, str]  # child session id -> the call that spawned it
+    cwd: str  # the project's folder (``.project_root``)
+
+
+class GeminiCliReader(ConvertingReader[Chat, Joined]):
     """``gemini-cli``: a home (``~/.gemini``), its ``tmp/``, one project folder, its ``chats/``,
     or one chat file (``.jsonl``, or a legacy ``.json``)."""
 
     kind = "gemini-cli"
+    fixtures = (
+        Fixture("upstream/gemini-cli/synthetic/gemini-home"),
+        Fixture("upstream/gemini-cli/real/gemini-home"),
+    )
     locations = (Location("~", env="GEMINI_CLI_HOME", below=".gemini"),)
     identity_fields = (
         ("workdir", "the project's .project_root"),
@@ -73,31 +87,25 @@ class GeminiCliReader(Reader):
             (*unit.files, str(root)) if Path(unit.name).is_dir() and root.is_file() else unit.files
         )
 
-    def load(self, unit: Unit) -> Loaded:
-        out: Loaded = []
-        chats: list[Chat] = []
-        for f in unit.files:
-            path = Path(f)
-            if is_unreadable_copy(path):
-                out.append(SessionReadError(
-                    "a chat Gemini CLI could not parse on resume and moved aside; not read",
-                    rule="unreadable_copy", source=f,
-                ))  # fmt: skip
-                continue
-            try:
-                chats.append(read_chat(path))
-            except SessionReadError as exc:
-                out.append(exc)
+    def read(self, path: Path, unit: Unit, earlier: list[Chat]) -> Chat:
+        if is_unreadable_copy(path):
+            raise SessionReadError(
+                "a chat Gemini CLI could not parse on resume and moved aside; not read",
+                rule="unreadable_copy", source=str(path),
+            )  # fmt: skip
+        return read_chat(path)
+
+    def join(self, read: list[Chat], unit: Unit) -> list[Joined]:
+        """Each chat (a migrated legacy ``.json`` read from its ``.jsonl``), with what it needs
+        of the others: their ids, the calls that spawned subagents, the project's folder."""
         cwd = _project_root(Path(unit.name))
-        chats = _without_migrated(chats)
+        chats = _without_migrated(read)
         ids = {c.session_id for c in chats}
         spawned = _spawns(chats, ids)
-        for chat in chats:
-            try:
-                out.append(_session(chat, ids, spawned, cwd))
-            except SessionReadError as exc:
-                out.append(exc)
-        return out
+        return [Joined(chat, ids, spawned, cwd) for chat in chats]
+
+    def convert(self, tree: Joined, unit: Unit) -> SessionDraft:
+        return _session(tree)
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [str(h["sessionId"]) for f in unit.files if (h := head(Path(f))) is not None]
@@ -137,45 +145,43 @@ def _spawns(chats: list[Chat], ids: set[str]) -> dict[str, str]:
     return out
 
 
-def _session(chat: Chat, ids: set[str], spawned: dict[str, str], cwd: str) -> Session:
+def _session(joined: Joined) -> SessionDraft:
+    chat, ids, spawned, cwd = joined.chat, joined.ids, joined.spawned, joined.cwd
     r = replay(chat.records)
-    c = convert(r, {sid: sid for sid in ids if sid != chat.session_id}, chat.path)
-    raws = c.raws
-    current = c.tail.get(r.tail or "", "")
-    if current and current != raws[-1]["id"]:
-        last = raws[-1]
-        raws.append({"type": "label", "id": f"{last['id']}:leaf", "parent": last["id"],
-                     "ts": last["ts"], "target": current, "label": "leaf"})  # fmt: skip
-    meta = chat.meta
     sid = next(
         (str(m["sessionId"]) for m in reversed(r.meta) if isinstance(m.get("sessionId"), str)),
         chat.session_id,
     )
+    d = SessionDraft(sid, chat.path, "gemini-cli", "gemini-cli")
+    c = convert(r, {sid: sid for sid in ids if sid != chat.session_id}, d)
+    d.label_leaf(c.tail.get(r.tail or "", ""))
+    meta = chat.meta
     start = str(meta.get("startTime") or "")
-    header: dict[str, JSON] = {
-        "type": "session", "format": "agentsession/0.2", "id": sid,
-        "created_at": start if RFC3339_RE.match(start) else raws[0]["ts"],
-        "payload": PAYLOAD, "harness": {"name": "gemini-cli"},
-    }  # fmt: skip
+    d.created_at = start if RFC3339_RE.match(start) else ""
     where = cwd or _working_dir(r)
     if where:
-        header["cwd"] = where
+        d.members["cwd"] = where
     parent = Path(chat.path).parent.name
     if meta.get("kind") == "subagent" or parent in ids:
         if parent in ids:
-            header["parent_session"] = parent
+            d.members["parent_session"] = parent
         if sid in spawned:
-            header["spawned_by"] = spawned[sid]
+            d.members["spawned_by"] = spawned[sid]
     for k in ("projectHash", "kind", "directories"):
         if meta.get(k) is not None:
-            header[f"gemini:{k}"] = meta[k]
-    header["gemini:meta"] = {"first_line": meta, "updates": r.meta}
-    counts = {f"gemini/{k}": v for k, v in (r.counts + c.counts).items()}
+            d.members[f"gemini:{k}"] = meta[k]
+    d.members["gemini:meta"] = {"first_line": meta, "updates": r.meta}
+    d.meet("workdir", cwd)
+    folders = meta.get("directories")
+    for folder in folders if isinstance(folders, list) else []:
+        d.meet("workdir", folder)
+    d.counts.update({f"gemini/{k}": v for k, v in (r.counts + c.counts).items()})
     if chat.legacy:
-        counts["gemini/legacy_json"] = 1
+        d.counts["gemini/legacy_json"] = 1
     if chat.twin:
-        counts["gemini/migrated_json_read_from_jsonl"] = 1
-    return converted_session(header, raws, chat.path, "gemini-cli", chat.issues, counts)
+        d.counts["gemini/migrated_json_read_from_jsonl"] = 1
+    d.issues = list(chat.issues)
+    return d
 
 
 def _working_dir(r: Any) -> str:

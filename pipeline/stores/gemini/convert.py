@@ -21,10 +21,10 @@ from typing import Any
 
 from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
-from trajset.schemas.timestamps import RFC3339_RE
 
 from ...jsonio import dumps_compact
 from .. import numbers
+from ..draft import SessionDraft
 from ..numbers import counts
 from .replay import Message, Node, Replay, is_context, is_tool_response, text_of
 
@@ -35,14 +35,12 @@ ROOT = "config"
 class Converter:
     """The entries of one replayed chat; ``tail`` maps a node to its last entry."""
 
-    def __init__(self, replay: Replay, children: dict[str, str], source: str) -> None:
+    def __init__(self, replay: Replay, children: dict[str, str], draft: SessionDraft) -> None:
         self.replay = replay
-        self.source = source  # the chat file (for the problems noted)
+        self.draft = draft
         self.children = children  # agentId -> child session id present in the unit
-        self.raws: list[dict[str, JSON]] = []
         self.tail: dict[str, str] = {}
         self.counts: Counter[str] = Counter()
-        self.ts = "1970-01-01T00:00:00Z"
         self.model = ""
         #: call id -> the output text its call record gave (the record's result)
         self.answered: dict[str, str] = {
@@ -52,14 +50,9 @@ class Converter:
             if x.get("result") is not None
         }
 
-    def add(self, eid: str, parent: str | None, entry_type: str, **body: JSON) -> str:
-        self.raws.append({"type": entry_type, "id": eid, "parent": parent, "ts": self.ts, **body})
-        return eid
-
     def stamp(self, record: JSON) -> None:
-        ts = record.get("timestamp") if isinstance(record, dict) else None
-        if isinstance(ts, str) and RFC3339_RE.match(ts):
-            self.ts = ts
+        """Entries from now on take ``record``'s time, when it has one."""
+        self.draft.stamp(record.get("timestamp") if isinstance(record, dict) else None)
 
     def node(self, n: Node) -> None:
         parent = self.tail.get(n.parent, ROOT) if n.parent else ROOT
@@ -68,9 +61,9 @@ class Converter:
         elif n.kind == "compaction":
             last = self.compaction(n, parent)
         elif n.kind == "summary":
-            last = self.add(n.key, parent, "info", name=n.body["name"])
+            last = self.draft.add("info", n.key, parent, name=n.body["name"])
         else:
-            last = self.add(n.key, parent, f"gemini:{n.kind}", **n.body)
+            last = self.draft.add(f"gemini:{n.kind}", n.key, parent, **n.body)
         self.tail[n.key] = last
 
     def message(self, m: Message, parent: str) -> str:
@@ -80,18 +73,18 @@ class Converter:
         if m.copied or m.rolled_back:
             what = "copied" if m.copied else "rolled_back"
             self.counts[f"messages_{what}"] += 1
-            return self.add(m.id, parent, f"gemini:{what}", record=rec)
+            return self.draft.add(f"gemini:{what}", m.id, parent, record=rec)
         if kind == "gemini":
             return self.gemini(m, parent)
         if kind == "user" and is_tool_response(rec):
             return self.tool_responses(m, parent)
         if kind == "user" or (kind == "info" and _parts(rec, "inlineData")):
             return self.user(m, parent)
-        last = self.add(m.id, parent, f"gemini:{kind or 'record'}", record=rec)
+        last = self.draft.add(f"gemini:{kind or 'record'}", m.id, parent, record=rec)
         if kind == "error":
             body = {"kind": "error", "target": parent, "pass": False, "label": "gemini:error",
                     "details": {"content": text_of(rec.get("content"))}}  # fmt: skip
-            last = self.add(f"{m.id}:outcome", last, "outcome", **body)
+            last = self.draft.add("outcome", f"{m.id}:outcome", last, **body)
         self.counts[f"records/{kind}"] += 1
         return last
 
@@ -105,7 +98,7 @@ class Converter:
             self.counts["prompts"] += 1
         if rec.get("displayContent") is not None:
             extra["gemini:displayContent"] = rec["displayContent"]
-        return self.add(m.id, parent, "item", item=item, **extra)
+        return self.draft.add("item", m.id, parent, item=item, **extra)
 
     def tool_responses(self, m: Message, parent: str) -> str:
         """Outputs a tool-response record gives that no call record gave; the record itself
@@ -124,10 +117,10 @@ class Converter:
                 continue
             item = {"type": "function_call_output", "call_id": cid, "output": text}
             extra = {TOOL_FAILED: True} if _failed(fr) else {}
-            cur = self.add(f"{m.id}:{i}", cur, "item", item=item, **extra)
+            cur = self.draft.add("item", f"{m.id}:{i}", cur, item=item, **extra)
             self.answered[cid] = text
         record = {**m.record, "content": parts}
-        return self.add(m.id, cur, "gemini:tool_response_record", record=record)
+        return self.draft.add("gemini:tool_response_record", m.id, cur, record=record)
 
     def gemini(self, m: Message, parent: str) -> str:
         rec = m.record
@@ -139,10 +132,10 @@ class Converter:
             if isinstance(t, dict)
         ]
         if summary:
-            cur = self.add(
+            cur = self.draft.add(
+                "item",
                 f"{m.id}:thoughts",
                 cur,
-                "item",
                 item={"type": "reasoning", "summary": summary},
                 response=m.id,
             )
@@ -156,10 +149,14 @@ class Converter:
                 if p.get("thoughtSignature")
                 else {}
             )
-            cur = self.add(f"{m.id}:thought{i}", cur, "item", item=item, response=m.id, **extra)
+            cur = self.draft.add(
+                "item", f"{m.id}:thought{i}", cur, item=item, response=m.id, **extra
+            )
         text = text_of(rec.get("content"))
         if text:
-            cur = self.add(m.id, cur, "item", item=text_message("assistant", text), response=m.id)
+            cur = self.draft.add(
+                "item", m.id, cur, item=text_message("assistant", text), response=m.id
+            )
         calls = dict(m.calls)
         for p in _parts(rec, "functionCall"):  # calls only its parts name (a normalised copy)
             fc = p["functionCall"]
@@ -168,9 +165,9 @@ class Converter:
         for cid, call in calls.items():
             item = {"type": "function_call", "call_id": cid, "name": str(call.get("name") or ""),
                     "arguments": json.dumps(call.get("args") if call.get("args") is not None else {}, ensure_ascii=False)}  # fmt: skip
-            cur = self.add(f"{m.id}:call:{cid}", cur, "item", item=item, response=m.id)
+            cur = self.draft.add("item", f"{m.id}:call:{cid}", cur, item=item, response=m.id)
             self.counts["tool_calls"] += 1
-        cur = self.add(f"{m.id}:response", cur, "response", **self.response(m))
+        cur = self.draft.add("response", f"{m.id}:response", cur, **self.response(m))
         for cid, call in calls.items():
             cur = self.output(m, cid, call, cur)
         return cur
@@ -201,7 +198,7 @@ class Converter:
         """A record's token counts by key (a missing one 0); None when one is out of range
         (noted with the record's file and line)."""
         keys = ("input", "output", "thoughts", "cached", "tool")
-        got = counts(tokens, keys, "tokens", self.source, m.line or None)
+        got = counts(self.draft.notes, tokens, keys, "tokens", self.draft.source, m.line or None)
         return None if got is None else dict(zip(keys, got, strict=True))
 
     def output(self, m: Message, cid: str, call: dict[str, JSON], parent: str) -> str:
@@ -230,11 +227,11 @@ class Converter:
         if cid in m.rewrites:
             extra["gemini:rewrites"] = m.rewrites[cid]
         item = {"type": "function_call_output", "call_id": cid, "output": output}
-        cur = self.add(f"{m.id}:out:{cid}", parent, "item", item=item, **extra)
+        cur = self.draft.add("item", f"{m.id}:out:{cid}", parent, item=item, **extra)
         child = self.children.get(str(call.get("agentId") or ""))
         if child:
-            cur = self.add(
-                f"{m.id}:link:{child}", cur, "link", rel="subsession", session=child, call_id=cid
+            cur = self.draft.add(
+                "link", f"{m.id}:link:{child}", cur, rel="subsession", session=child, call_id=cid
             )
             self.counts["children"] += 1
         return cur
@@ -243,11 +240,7 @@ class Converter:
         summary = n.body["summary"]
         self.stamp(summary)
         item = {"type": "message", "role": "user", "content": user_parts(summary.get("content"))}
-        return self.add(
-            n.key, parent, "compaction", first_kept=ROOT, summary=item,
-            config={"model": self.model} if self.model else {},
-            **{"gemini:summary_id": summary.get("id"), "gemini:dropped": n.body["dropped"]},
-        )  # fmt: skip
+        return self.draft.add("compaction", n.key, parent, first_kept=ROOT, summary=item, config={"model": self.model} if self.model else {}, **{"gemini:summary_id": summary.get("id"), "gemini:dropped": n.body["dropped"]})  # fmt: skip
 
 
 def _thought(t: dict[str, JSON]) -> str:
@@ -318,17 +311,18 @@ def user_parts(content: JSON) -> list[dict[str, JSON]]:
     return out
 
 
-def convert(replay: Replay, children: dict[str, str], source: str) -> Converter:
-    """Every node's entries after a root config (its model: the chat's first model's)."""
-    c = Converter(replay, children, source)
+def convert(replay: Replay, children: dict[str, str], draft: SessionDraft) -> Converter:
+    """Every node's entries, into ``draft``, after a root config (its model: the chat's first
+    model's)."""
+    c = Converter(replay, children, draft)
     first = next(
         (m.record.get("model") for m in replay.messages.values() if m.record.get("model")), None
     )
-    c.add(ROOT, None, "config", **({"model": str(first)} if first else {}))
+    c.draft.add("config", ROOT, None, **({"model": str(first)} if first else {}))
     for rec in (n.message.record for n in replay.nodes if n.message is not None):
         c.stamp(rec)
         break
-    c.raws[0]["ts"] = c.ts
+    draft.entries[0]["ts"] = draft.ts
     for n in replay.nodes:
         c.node(n)
     return c

@@ -17,15 +17,25 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trajset.schemas.session import Session
-
 from ...errors import SessionReadError
-from ..base import Loaded, Reader, Reads, Unit, UnitOptions, converted_session, file_fingerprint
+from ..base import ConvertingReader, Fixture, Loaded, Reads, Unit, UnitOptions, file_fingerprint
+from ..draft import SessionDraft
 from . import layout
-from .tree import Job, branches, group_key, header, subagent, subagent_docs
+from .tree import (
+    Job,
+    branches,
+    group_key,
+    session_id,
+    subagent,
+    subagent_docs,
+    tree_draft,
+    tree_start,
+)
 from .trials import Trial, is_trial, read_json, read_trial
 from .units import Group, groups
 
@@ -33,10 +43,40 @@ JSON = Any
 SINGLE = "trial"  # the key of a unit that is one bare trial folder
 
 
-class HarborReader(Reader):
+@dataclass(frozen=True)
+class Tree:
+    """The trials of one task, agent and model, to become one tree; ``unit_counts``: what the
+    unit counted (its first tree carries them)."""
+
+    job: Job
+    key: tuple[str, str, str, str]
+    trials: list[Trial]
+    source: str
+    unit_counts: Counter[str]
+
+
+@dataclass(frozen=True)
+class Sub:
+    """A subagent document of a tree's trial, to become its own session below the tree."""
+
+    job: Job
+    tree_id: str
+    sid: str
+    file: str
+    doc: JSON
+    start: str
+
+
+class HarborReader(ConvertingReader[Trial, Tree | Sub]):
     """``harbor``: a folder of jobs (``jobs/``), one job folder, or one trial folder."""
 
     kind = "harbor"
+    fixtures = (
+        Fixture("upstream/harbor-jobs/synthetic-claude-code/jobs/2026-01-20__08-00-00"),
+        Fixture("upstream/harbor-jobs/golden-terminus-2/jobs"),
+        # a cut early trial renames the steps later trials shared with it
+        Fixture("upstream/harbor-jobs/synthetic-claude-code/jobs", cut=False),
+    )
 
     def detect(self, path: Path) -> bool:
         return path.is_dir() and (is_trial(path) or bool(layout.jobs(path)))
@@ -74,28 +114,36 @@ class HarborReader(Reader):
             size += got[1]
         return "sha256:" + digest.hexdigest(), size
 
-    def load(self, unit: Unit) -> Loaded:
-        out: Loaded = []
+    def files(self, unit: Unit) -> tuple[str, ...]:
+        """The unit's trial folders (one, for a bare trial)."""
+        if unit.key == SINGLE:
+            return (unit.name,)
+        job = Path(unit.name).parent
+        return tuple(str(job / name) for name in Group.of(unit.key).trials)
+
+    def read(self, path: Path, unit: Unit, earlier: list[Trial]) -> Trial:
+        return read_trial(path)
+
+    def join(self, read: list[Trial], unit: Unit) -> Iterator[Tree | Sub | SessionReadError]:
+        """The job's records (an error for each that does not read, from the job's first
+        unit), then each group of trials of one task, agent and model as a tree, followed by
+        its trials' subagent documents.  The unit's counts go on its first tree."""
         single = unit.key == SINGLE
         folder = Path(unit.name) if single else Path(unit.name).parent  # a trial, or its job
-        group = Group(True, (folder.name,)) if single else Group.of(unit.key)
         job = Job(folder.parent.name if single else folder.name, folder.name)
         if not single:
-            errors: Loaded = out if group.first else []  # the job's first unit reports them
+            errors: Loaded = []
             job.config, job.result, job.lock = (
                 _job_record(folder / name, errors) for name in layout.JOB_FILES
             )
+            if Group.of(unit.key).first:  # the job's first unit reports them
+                yield from (e for e in errors if isinstance(e, SessionReadError))
         job.id = str((job.result or {}).get("id") or job.id)
         counts: Counter[str] = Counter()
+        counts["harbor/trials_unreadable"] = len(self.files(unit)) - len(read)
         trials: dict[tuple[str, str, str, str], list[Trial]] = defaultdict(list)
         seen: set[str] = set()
-        for path in [folder] if single else [folder / name for name in group.trials]:
-            try:
-                t = read_trial(path)
-            except SessionReadError as exc:
-                counts["harbor/trials_unreadable"] += 1
-                out.append(exc)
-                continue
+        for t in read:
             if t.id in seen:
                 counts["harbor/trials_duplicate"] += 1
                 continue
@@ -107,11 +155,23 @@ class HarborReader(Reader):
             counts["harbor/trials_incomplete"] += t.result is None
             trials[group_key(t)].append(t)
         for key in sorted(trials):
-            out.extend(_group(job, key, trials[key], str(folder)))
-        first = next((s for s in out if isinstance(s, Session)), None)
-        if first is not None:  # the unit's counts, once
-            first.counts = dict(Counter(first.counts) + counts)
-        return out
+            group = trials[key]
+            yield Tree(job, key, group, str(folder), counts)
+            counts = Counter()
+            tree_id, start = session_id(job.id, *key), tree_start(group)
+            for t in group:
+                yield from (Sub(job, tree_id, *doc, start) for doc in subagent_docs(job, t))
+
+    def convert(self, tree: Tree | Sub, unit: Unit) -> SessionDraft:
+        if isinstance(tree, Sub):
+            return subagent(tree.job, tree.tree_id, tree.sid, tree.doc, tree.start, tree.file)
+        branch_counts: Counter[str] = Counter()
+        d = tree_draft(tree.job, tree.key, tree.trials, tree.source)
+        d.entries = branches(tree.job, tree.trials, branch_counts)
+        d.notes += [n for t in tree.trials for n in t.notes]  # their records' and steps'
+        d.counts.update({k: v for k, v in branch_counts.items() if v})
+        d.counts += tree.unit_counts  # (positive ones)
+        return d
 
     def session_ids(self, unit: Unit) -> list[str]:
         return []  # subagent sessions are in their tree's unit; no other unit links here
@@ -128,25 +188,3 @@ def _job_record(path: Path, out: Loaded) -> dict[str, JSON] | None:
         out.append(exc)
         return None
     return value if isinstance(value, dict) else None
-
-
-def _group(job: Job, key: tuple[str, str, str, str], trials: list[Trial], source: str) -> Loaded:
-    """The tree of one group and its trials' subagent sessions."""
-    out: Loaded = []
-    counts: Counter[str] = Counter()
-    try:
-        head = header(job, key, trials)
-        raws = branches(job, trials, counts)
-        c = {k: v for k, v in counts.items() if v}
-        out.append(converted_session(head, raws, source, "harbor", [], c))
-    except SessionReadError as exc:
-        out.append(exc)
-        return out
-    for t in trials:
-        for sid, file, doc in subagent_docs(job, t):
-            try:
-                sub_head, sub_raws = subagent(job, head["id"], sid, doc, raws[0]["ts"], file)
-                out.append(converted_session(sub_head, sub_raws, file, "harbor", [], {}))
-            except SessionReadError as exc:
-                out.append(exc)
-    return out

@@ -82,7 +82,7 @@ def trial_steps(
             if copied and key in said:
                 counts["harbor/copied_steps_already_said"] += 1
                 continue
-            s = step_mod.convert(step, ids, ts, model, session_of, copied, file)
+            s = step_mod.convert(step, ids, ts, model, session_of, t.notes, copied, file)
             s.label = f"cont{n}-{s.label}" if n else s.label  # step ids restart in each file
             said.add(key)
             counts["harbor/subsession_links"] += s.links

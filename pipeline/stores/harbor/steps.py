@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trajset.schemas.openresponses import text_message
+from trajset.schemas.session import Issue
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ...atif.items import CallIds, step_items
@@ -59,12 +60,12 @@ def said_key(step: JSON) -> str:
     )
 
 
-def usage(metrics: JSON, source: str, where: str) -> dict[str, JSON] | None:
+def usage(notes: list[Issue], metrics: JSON, source: str, where: str) -> dict[str, JSON] | None:
     """ATIF metrics as Open Responses usage (``prompt_tokens`` includes the cached ones);
-    None when there are none, or a count there is out of range (noted)."""
+    None when there are none, or a count there is out of range (noted in ``notes``)."""
     if not isinstance(metrics, dict) or not any(k in metrics for k in USAGE):
         return None
-    got = counts(metrics, USAGE, where, source, None)
+    got = counts(notes, metrics, USAGE, where, source, None)
     if got is None:
         return None
     inp, out, cached = got
@@ -107,12 +108,14 @@ def convert(
     ts: str,
     model: str,
     session_of: SessionOf,
+    problems: list[Issue],
     copied: bool = False,
     source: str = "",
 ) -> Step:
     """One step as entry bodies: its items (an agent step's output owned by a ``response``
     carrying the step's usage, its results after it), then its subsession links.
-    ``copied`` marks a subagent's copied context; ``source`` is the document's file."""
+    ``copied`` marks a subagent's copied context; ``source`` is the document's file; a count
+    out of range is noted in ``problems``."""
     sid = step.get("step_id")
     out = Step(f"s{sid}" if isinstance(sid, int) else "s", step_key(step))
     agent = step.get("source") == "agent"
@@ -128,7 +131,11 @@ def convert(
         else:
             out.bodies.append(body)
     if agent:
-        out.bodies = [*said, _response(step, f"step-{sid}", ts, model, source), *out.bodies]
+        out.bodies = [
+            *said,
+            _response(step, f"step-{sid}", ts, model, source, problems),
+            *out.bodies,
+        ]
     if (boundary := _boundary(step)) is not None:
         out.bodies = [boundary | {"ts": ts}]
     elif not agent and isinstance(step.get("metrics"), dict) and out.bodies:
@@ -148,7 +155,9 @@ def convert(
     return out
 
 
-def _response(step: JSON, rid: str, ts: str, model: str, source: str) -> dict[str, JSON]:
+def _response(
+    step: JSON, rid: str, ts: str, model: str, source: str, notes: list[Issue]
+) -> dict[str, JSON]:
     body: dict[str, JSON] = {
         "type": "response",
         "ts": ts,
@@ -159,7 +168,7 @@ def _response(step: JSON, rid: str, ts: str, model: str, source: str) -> dict[st
     if isinstance(name, str) and name:
         body["model"] = name
     metrics = step.get("metrics")
-    if (u := usage(metrics, source, f"step {step.get('step_id')} metrics")) is not None:
+    if (u := usage(notes, metrics, source, f"step {step.get('step_id')} metrics")) is not None:
         body["usage"] = u
     if isinstance(metrics, dict) and (rest := {k: v for k, v in metrics.items() if k not in USAGE}):
         body["harbor:metrics"] = rest

@@ -21,6 +21,7 @@ from trajset.schemas.timestamps import RFC3339_RE
 
 from ...atif.items import CallIds
 from ...jsonio import content_hash
+from ..draft import EPOCH, SessionDraft
 from . import steps as step_mod
 from .branch import doc_members, trial_steps
 from .outcomes import outcome
@@ -29,8 +30,6 @@ from .trials import Trial, obj
 
 JSON = Any
 ROOT = "task"
-EPOCH = "1970-01-01T00:00:00Z"
-PAYLOAD = "openresponses/2026-04-24"
 
 
 def _strip_provider(model: str) -> str:
@@ -163,11 +162,17 @@ def _trial_members(t: Trial) -> dict[str, JSON]:
     return out
 
 
+def tree_start(trials: list[Trial]) -> str:
+    """The time of a tree's root: its earliest trial's start (by the trials' order)."""
+    ordered = sorted(trials, key=lambda t: (t.started_at, t.name))
+    return next((t.started_at for t in ordered if RFC3339_RE.match(t.started_at)), EPOCH)
+
+
 def branches(job: Job, trials: list[Trial], counts: Counter[str]) -> list[dict[str, JSON]]:
     """The tree's entries: the ``harbor:task`` root, then each trial's branch (sharing the
     leading steps an earlier trial had) ending in its outcome."""
     trials = sorted(trials, key=lambda t: (t.started_at, t.name))
-    created = next((t.started_at for t in trials if RFC3339_RE.match(t.started_at)), EPOCH)
+    created = tree_start(trials)
     first = trials[0].result or {}
     task = {
         k: first.get(k) for k in ("task_name", "task_checksum", "task_id", "source") if k in first
@@ -205,23 +210,28 @@ def _untarget_forks(raws: list[dict[str, JSON]]) -> list[dict[str, JSON]]:
     return raws
 
 
-def header(job: Job, key: tuple[str, str, str, str], trials: list[Trial]) -> dict[str, JSON]:
-    """The tree session's header: its id hashed from the job and group; the agent's name and
-    version as the harness; the job and the group's ``stats.evals`` in ``harbor:`` members."""
+def tree_draft(
+    job: Job, key: tuple[str, str, str, str], trials: list[Trial], source: str
+) -> SessionDraft:
+    """The tree session, its header filled: its id hashed from the job and group; the agent's
+    name and version as the harness; the job and the group's ``stats.evals`` in ``harbor:``
+    members."""
     res = next((t.result for t in trials if t.result), None) or {}
     info = obj(res.get("agent_info"))
     doc_agent = obj(trials[0].chain[0][1].get("agent"))
-    harness = {"name": key[2] or str(doc_agent.get("name") or "harbor")}
     version = info.get("version") or doc_agent.get("version")
-    if isinstance(version, str) and version:
-        harness["version"] = version
-    created = min((t.started_at for t in trials if RFC3339_RE.match(t.started_at)), default=EPOCH)
-    out: dict[str, JSON] = {
-        "type": "session", "format": "agentsession/0.2", "id": session_id(job.id, *key),
-        "created_at": created, "payload": PAYLOAD, "harness": harness,
-        "harbor:job": {"id": job.id, "name": job.name},
-        "harbor:group": dict(zip(("task_name", "task_checksum", "agent", "model"), key, strict=True)),
-    }  # fmt: skip
+    d = SessionDraft(
+        session_id(job.id, *key), source, "harbor", key[2] or str(doc_agent.get("name") or "harbor"),
+        version if isinstance(version, str) else "",
+    )  # fmt: skip
+    d.created_at = min(
+        (t.started_at for t in trials if RFC3339_RE.match(t.started_at)), default=EPOCH
+    )
+    out = d.members
+    out["harbor:job"] = {"id": job.id, "name": job.name}
+    out["harbor:group"] = dict(
+        zip(("task_name", "task_checksum", "agent", "model"), key, strict=True)
+    )
     dataset = res.get("source") or "adhoc"
     out["harbor:dataset"] = dataset
     if isinstance((job.config or {}).get("n_attempts"), int):
@@ -235,18 +245,18 @@ def header(job: Job, key: tuple[str, str, str, str], trials: list[Trial]) -> dic
     )
     if agent_config is not None:
         out["harbor:agent_config"] = agent_config
-    return out
+    return d
 
 
-def subagent(
-    job: Job, tree_id: str, sid: str, doc: JSON, ts: str, file: str
-) -> tuple[dict[str, JSON], list[JSON]]:
-    """A subagent document as its own session (header, entries): linear, its copied-context
-    steps marked ``harbor:copied_context``, its usage its own."""
+def subagent(job: Job, tree_id: str, sid: str, doc: JSON, ts: str, file: str) -> SessionDraft:
+    """A subagent document as its own session: linear, its copied-context steps marked
+    ``harbor:copied_context``, its usage its own."""
     agent = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
-    harness = {"name": str(agent.get("name") or "subagent")}
-    if isinstance(agent.get("version"), str) and agent["version"]:
-        harness["version"] = agent["version"]
+    version = agent.get("version")
+    d = SessionDraft(
+        sid, file, "harbor", str(agent.get("name") or "subagent"),
+        version if isinstance(version, str) else "",
+    )  # fmt: skip
     model = str(agent.get("model_name") or "")
     b, ids = Built(), CallIds()
     config: dict[str, JSON] = {"type": "config", "ts": ts, "harbor:document": doc_members("", doc)}
@@ -257,8 +267,8 @@ def subagent(
         if isinstance(step, dict):
             ts = step_mod.timestamp(step, ts)
             copied = bool(step.get("is_copied_context"))
-            s = step_mod.convert(step, ids, ts, model, lambda _ref: "", copied, file)
+            s = step_mod.convert(step, ids, ts, model, lambda _ref: "", d.notes, copied, file)
             parent = b.emit(s, parent, "sub")
-    head = {"type": "session", "format": "agentsession/0.2", "id": sid, "created_at": b.raws[0]["ts"],
-            "payload": PAYLOAD, "harness": harness, "parent_session": tree_id}  # fmt: skip
-    return head, b.raws
+    d.entries = b.raws
+    d.members["parent_session"] = tree_id
+    return d

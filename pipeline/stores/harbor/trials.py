@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trajset.schemas.session import Issue
+
 from ...errors import SessionReadError
 from ...jsonio import loads_strict
 from .. import numbers
@@ -97,6 +99,8 @@ class Trial:
     rewards: Rewards | None
     chain: list[tuple[str, dict[str, JSON]]] = field(default_factory=list)
     subagents: dict[str, dict[str, JSON] | None] = field(default_factory=dict)
+    #: values out of range its records and main documents hold (``numbers``)
+    notes: list[Issue] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -119,23 +123,27 @@ class Trial:
         return got if isinstance(got, dict) else None
 
 
-def _rewards(trial: Path, result: dict[str, JSON] | None) -> Rewards | None:
+def _rewards(trial: Path, result: dict[str, JSON] | None, notes: list[Issue]) -> Rewards | None:
     """``verifier_result.rewards`` of the result; ``reward.json`` over ``reward.txt`` (spec §4,
     read as Harbor's verifier reads them) only for a result without ``verifier_result``.  A
     trial without a result has none: a reward file an agent wrote itself is not a grade.  A
-    reward that is no finite number is noted (``numbers``), the others kept."""
+    reward that is no finite number is noted in ``notes``, the others kept."""
     if result is None:
         return None
     got = (result.get("verifier_result") or {}).get("rewards")
     if isinstance(got, dict):
         source = str(trial / "result.json")
-        return Rewards(_numbers(got, source, "verifier_result.rewards"), source) if got else None
+        return (
+            Rewards(_numbers(got, source, "verifier_result.rewards", notes), source)
+            if got
+            else None
+        )
     if "verifier_result" in result:
         return None  # never graded, or the verifier failed: reward files were not taken
     as_json, as_text = trial / "verifier" / "reward.json", trial / "verifier" / "reward.txt"
     if as_json.is_file():
         value = read_json(as_json, "reward.json")
-        if isinstance(value, dict) and (found := _numbers(value, str(as_json), "rewards")):
+        if isinstance(value, dict) and (found := _numbers(value, str(as_json), "rewards", notes)):
             return Rewards(found, str(as_json))
         return None
     if as_text.is_file():
@@ -145,7 +153,7 @@ def _rewards(trial: Path, result: dict[str, JSON] | None) -> Rewards | None:
             text = "(not UTF-8)"
         value = _finite(text)
         if value is None:
-            numbers.note(text, "reward", str(as_text), 1, "a finite score")
+            numbers.note(notes, text, "reward", str(as_text), 1, "a finite score")
             return None
         return Rewards({"reward": value}, str(as_text))
     return None
@@ -162,13 +170,15 @@ def _finite(value: JSON) -> float | None:
     return got if math.isfinite(got) else None
 
 
-def _numbers(rewards: dict[str, JSON], source: str, where: str) -> dict[str, float]:
-    """The rewards that are finite numbers; each other one is noted."""
+def _numbers(
+    rewards: dict[str, JSON], source: str, where: str, notes: list[Issue]
+) -> dict[str, float]:
+    """The rewards that are finite numbers; each other one is noted in ``notes``."""
     out: dict[str, float] = {}
     for k, v in rewards.items():
         got = None if isinstance(v, str) else _finite(v)
         if got is None:
-            numbers.note(v, f"{where}.{k}", source, None, "a finite score")
+            numbers.note(notes, v, f"{where}.{k}", source, None, "a finite score")
         else:
             out[str(k)] = got
     return out
@@ -207,7 +217,7 @@ def read_trial(folder: Path) -> Trial:
     """A trial folder's records and documents; ``SessionReadError`` for a file that does not
     read (the trial then has no branch: its error row names that file)."""
     trial = read_records(folder)
-    trial.rewards = _rewards(folder, trial.result)
+    trial.rewards = _rewards(folder, trial.result, trial.notes)
     agent = folder / "agent"
     name: str | None = MAIN
     seen: set[str] = set()

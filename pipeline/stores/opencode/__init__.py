@@ -18,24 +18,25 @@ import hashlib
 import os
 import sqlite3
 from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trajset.redactors.identities import Identity, identities_of
-from trajset.schemas.session import Session
 
 from ...errors import SessionReadError
-from ..base import Loaded, Location, Reader, Reads, Unit, UnitOptions, converted_session
+from ..base import ConvertingReader, Fixture, Location, Reads, Unit, UnitOptions
 from ..base import recording_reads as _recording
+from ..draft import SessionDraft
 from ..snapshot import unlisted
 from . import database, files
 from .branches import write
-from .convert import ts_of
+from .convert import Converter, ts_of
 from .forks import Tree, groups, trees
 from .records import Group, Overview, StoredSession
 
 JSON = Any
-PAYLOAD = "openresponses/2026-04-24"
 DB_NAME = "opencode.db"
 _SIDE = ("-wal", "-shm")
 #: folders of the data folder and of ``storage/`` that hold no conversation (spec §1)
@@ -60,11 +61,29 @@ def _layout(path: Path) -> tuple[list[Path], Path | None]:
     return _databases(path), storage
 
 
-class OpenCodeReader(Reader):
+#: a group's sessions as read, and an error for each database that did not read
+Stored = tuple[list[StoredSession], list[SessionReadError]]
+
+
+@dataclass(frozen=True)
+class Written:
+    """A tree written as entries (``converter.draft``), and the calls that spawned children."""
+
+    tree: Tree
+    converter: Converter
+    spawned: dict[str, str]
+
+
+class OpenCodeReader(ConvertingReader[Stored, Written]):
     """``opencode``: a data folder (``~/.local/share/opencode``), its ``opencode.db``, or a
     legacy ``storage/`` folder."""
 
     kind = "opencode"
+    fixtures = (
+        Fixture("upstream/opencode/sqlite"),
+        Fixture("build:opencode-json"),
+        Fixture("upstream/opencode/legacy", cut=False),  # a cut source changes its fork
+    )
     locations = (Location("~/.local/share", env="XDG_DATA_HOME", below="opencode"),)
     identity_fields = (
         ("workdir", "each session's directory"),
@@ -105,26 +124,33 @@ class OpenCodeReader(Reader):
             out.append(self.unit(names, key=g.key, name=f"{path}#{g.project}/{g.sessions[0]}"))
         return out
 
-    def load(self, unit: Unit) -> Loaded:
+    def files(self, unit: Unit) -> tuple[str, ...]:
+        """The group: its databases and JSON files are read together (``_stored``)."""
         if not unit.key:
             raise unlisted(Path(unit.files[0]), database.overview)
-        stored, errors = _stored(unit)
-        out: Loaded = list(errors)
-        children: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)
-        for s in stored:
-            if s.parent:
-                children[s.parent][s.id] = (s.created, s.parent)
-        made = []
-        for tree in trees(stored):
-            c = write(tree, children)
-            made.append((tree, c))
-        spawned = {k: v for _, c in made for k, v in c.spawned.items()}
-        for tree, c in made:
-            try:
-                out.append(_session(tree, c.raws, dict(c.counts), spawned))
-            except SessionReadError as exc:
-                out.append(exc)
-        return out
+        return (unit.name,)
+
+    def read(self, path: Path, unit: Unit, earlier: list[Stored]) -> Stored:
+        return _stored(unit)
+
+    def join(self, read: list[Stored], unit: Unit) -> Iterator[Written | SessionReadError]:
+        """The group's trees (fork copies merged into their source), each written as entries;
+        a child's tree then learns the call its parent's tree spawned it by."""
+        for stored, errors in read:
+            yield from errors
+            children: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)
+            for s in stored:
+                if s.parent:
+                    children[s.parent][s.id] = (s.created, s.parent)
+            made = []
+            for tree in trees(stored):
+                draft = SessionDraft(tree.root.id, tree.root.source, "opencode", "opencode")
+                made.append((tree, write(tree, children, draft)))
+            spawned = {k: v for _, c in made for k, v in c.spawned.items()}
+            yield from (Written(tree, c, spawned) for tree, c in made)
+
+    def convert(self, tree: Written, unit: Unit) -> SessionDraft:
+        return _session(tree.tree, tree.converter, tree.spawned)
 
     def session_ids(self, unit: Unit) -> list[str]:
         return list(Group.of(unit.key).sessions) if unit.key else []
@@ -182,7 +208,7 @@ def _is_db(name: str) -> bool:
     return not name.endswith((".json", *_SIDE))
 
 
-def _stored(unit: Unit) -> tuple[list[StoredSession], list[SessionReadError]]:
+def _stored(unit: Unit) -> Stored:
     """The group's sessions: each database's first, then the JSON sessions none holds (beside a
     database, marked ``opencode:not_in_database``: OpenCode's migration copied every JSON
     session into it once, so such a session was most likely deleted in OpenCode since)."""
@@ -221,45 +247,44 @@ def _stored(unit: Unit) -> tuple[list[StoredSession], list[SessionReadError]]:
     return list(seen.values()), errors
 
 
-def _session(
-    tree: Tree, raws: list[dict[str, JSON]], counts: dict[str, int], spawned: dict[str, str]
-) -> Session:
+def _session(tree: Tree, c: Converter, spawned: dict[str, str]) -> SessionDraft:
+    d = c.draft
     root = tree.root
     h = root.info
-    header: dict[str, JSON] = {
-        "type": "session", "format": "agentsession/0.2", "id": root.id,
-        "created_at": ts_of(root.created) if root.created > 0 else raws[0]["ts"],
-        "payload": PAYLOAD, "harness": {"name": "opencode"},
-    }  # fmt: skip
+    if root.created > 0:
+        d.created_at = ts_of(root.created)
     if isinstance(h.get("version"), str):
-        header["harness"]["version"] = h["version"]
+        d.harness["version"] = h["version"]
     if isinstance(h.get("directory"), str) and h["directory"]:
-        header["cwd"] = h["directory"]
+        d.members["cwd"] = h["directory"]
     if root.parent:
-        header["parent_session"] = root.parent
+        d.members["parent_session"] = root.parent
         if root.id in spawned:
-            header["spawned_by"] = spawned[root.id]
+            d.members["spawned_by"] = spawned[root.id]
     keep = ("slug", "projectID", "title", "summary", "share", "permission", "time", "revert")
-    header |= {f"opencode:{k}": h[k] for k in keep if h.get(k) is not None}
-    header |= {k: v for k, v in h.items() if k.startswith("opencode:") and v}
-    header["opencode:origin"] = root.origin
+    d.members |= {f"opencode:{k}": h[k] for k in keep if h.get(k) is not None}
+    d.members |= {k: v for k, v in h.items() if k.startswith("opencode:") and v}
+    d.members["opencode:origin"] = root.origin
     if root.todos:
-        header["opencode:todos"] = root.todos
+        d.members["opencode:todos"] = root.todos
     if root.orphans:
-        header["opencode:orphan_parts"] = root.orphans
+        d.members["opencode:orphan_parts"] = root.orphans
     forks = [seg for seg in tree.segments if seg.attach is not None]
     if forks:
-        header["opencode:forks"] = [
+        d.members["opencode:forks"] = [
             {"session": seg.session.id, "source": seg.source, "copied": seg.start,
              "origin": seg.session.origin,
              **{k: seg.session.info[k] for k in ("title", "revert") if k in seg.session.info}}
             for seg in forks
         ]  # fmt: skip
     sessions = [seg.session for seg in tree.segments]
-    issues = [i for s in sessions for i in s.issues]
-    total: dict[str, int] = {f"opencode/{k}": v for k, v in counts.items()}
     for s in sessions:
-        for k, v in s.counts.items():
-            total[f"opencode/{k}"] = total.get(f"opencode/{k}", 0) + v
-    total["opencode/sessions"] = len(sessions)
-    return converted_session(header, raws, root.source, "opencode", issues, total)
+        d.meet("workdir", s.info.get("directory"))
+        project = s.info.get("opencode:project")
+        d.meet("workdir", project.get("worktree") if isinstance(project, dict) else None)
+    d.issues = [i for s in sessions for i in s.issues]
+    d.counts.update({f"opencode/{k}": v for k, v in c.counts.items()})
+    for s in sessions:
+        d.counts.update({f"opencode/{k}": v for k, v in s.counts.items()})
+    d.counts["opencode/sessions"] = len(sessions)
+    return d

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..draft import SessionDraft
 from .convert import Converter, Revert, State
 from .forks import Segment, Tree
 from .records import Message, as_ms, obj
@@ -50,9 +51,11 @@ def _order(tree: Tree) -> list[tuple[Segment, Message]]:
     return [(seg, m) for _, seg, m in keyed]
 
 
-def write(tree: Tree, children: dict[str, dict[str, tuple[int, str]]]) -> Converter:
-    """The tree's entries (see the module docstring)."""
-    c = Converter(tree, children)
+def write(
+    tree: Tree, children: dict[str, dict[str, tuple[int, str]]], draft: SessionDraft
+) -> Converter:
+    """The tree's entries, into ``draft`` (see the module docstring)."""
+    c = Converter(tree, children, draft)
     root = c.root()
     states: dict[int, State] = {}
     reverts = {id(seg): _revert(seg) for seg in tree.segments}
@@ -80,7 +83,7 @@ def _start(c: Converter, seg: Segment, root: State) -> State:
     c.ms = s.created or c.ms
     body = {"session": s.id, "source": seg.source, "copied": seg.start}
     body |= {k: s.info[k] for k in ("title", "version") if isinstance(s.info.get(k), str)}
-    st.tail = c.add(f"{s.id}:fork", st.tail, "opencode:fork", **body)
+    st.tail = c.put("opencode:fork", f"{s.id}:fork", st.tail, **body)
     c.counts["forks_merged"] += 1
     c.counts["copied_messages"] += seg.start
     return st
@@ -96,7 +99,6 @@ def _close(c: Converter, seg: Segment, st: State, r: Revert) -> None:
         c.counts["reverts_without_anchor"] += 1
         point = st.tail
     elif point != st.tail:
-        c.add(f"{sid}:undo", st.tail, "outcome", kind="feedback", target=st.tail,
-              **{"pass": False}, label="opencode:undo", details={"revert": r.body})  # fmt: skip
+        c.put("outcome", f"{sid}:undo", st.tail, kind="feedback", target=st.tail, **{"pass": False}, label="opencode:undo", details={"revert": r.body})  # fmt: skip
         c.counts["reverts_pending"] += 1
-    c.add(f"{sid}:revert", point, "opencode:revert", revert=r.body)
+    c.put("opencode:revert", f"{sid}:revert", point, revert=r.body)

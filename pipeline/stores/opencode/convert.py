@@ -25,7 +25,7 @@ from typing import Any
 from trajset.schemas.openresponses import text_message
 from trajset.schemas.timestamps import MAX_MS, ms_to_rfc3339
 
-from .. import numbers
+from ..draft import SessionDraft
 from .forks import Segment, Tree
 from .records import Message, as_ms, obj
 from .tools import (
@@ -89,10 +89,12 @@ def _start(part: dict[str, JSON]) -> int:
 class Converter:
     """The entries of one tree; ``tail_of`` maps a message id to its last entry."""
 
-    def __init__(self, tree: Tree, children: dict[str, dict[str, tuple[int, str]]]) -> None:
+    def __init__(
+        self, tree: Tree, children: dict[str, dict[str, tuple[int, str]]], draft: SessionDraft
+    ) -> None:
         self.tree = tree
         self.children = children  # session id -> its child sessions (id -> (created, parent))
-        self.raws: list[dict[str, JSON]] = []
+        self.draft = draft
         self.counts: Counter[str] = Counter()
         self.tail_of: dict[str, str] = {}
         self.state_of: dict[str, State] = {}  # message id -> the path's state after it
@@ -113,16 +115,15 @@ class Converter:
         """The time of entry ``eid``: ``self.ms``; one beyond year 9999 is noted (once)."""
         if self.ms > MAX_MS and self.ms not in self.beyond:
             self.beyond.add(self.ms)
-            numbers.note(self.ms, f"time of {eid}", "", None, "a time in years 1 to 9999 (ms)",
-                         f"written as {ts_of(0)} (unknown)")  # fmt: skip
+            self.draft.note(self.ms, f"time of {eid}", None, "a time in years 1 to 9999 (ms)",
+                            f"written as {ts_of(0)} (unknown)")  # fmt: skip
         return ts_of(self.ms)
 
-    def add(self, eid: str, parent: str | None, entry_type: str, **body: JSON) -> str:
-        raw = {"type": entry_type, "id": eid, "parent": parent, "ts": self.ts(eid), **body}
+    def put(self, entry_type: str, eid: str, parent: str | None, **body: JSON) -> str:
+        """An entry at the message's time; the first after a message's info carries it."""
         if self.info is not None:
-            raw["opencode:info"], self.info = self.info, None
-        self.raws.append(raw)
-        return eid
+            body["opencode:info"], self.info = self.info, None
+        return self.draft.add(entry_type, eid, parent, self.ts(eid), **body)
 
     def root(self) -> State:
         """The config root (and the title as an ``info`` entry); the root path's state."""
@@ -134,10 +135,10 @@ class Converter:
             body["model"] = model_of(info)
         if info.get("agent"):
             body["opencode:agent"] = info["agent"]
-        tail = self.add(ROOT, None, "config", **body)
+        tail = self.put("config", ROOT, None, **body)
         title = self.tree.root.info.get("title")
         if isinstance(title, str) and title:
-            tail = self.add("info", ROOT, "info", name=title)
+            tail = self.put("info", "info", ROOT, name=title)
         return State(tail, body.get("model", ""), str(body.get("opencode:agent", "")))
 
     def message(self, seg: Segment, st: State, m: Message, revert: Revert) -> None:
@@ -155,8 +156,7 @@ class Converter:
         else:
             self.counts[f"extensions/message/{m.role or 'untyped'}"] += 1
             self.info = m.info
-            st.tail = self.add(m.id, st.tail, f"opencode:message/{m.role or 'untyped'}",
-                               parts=m.parts)  # fmt: skip
+            st.tail = self.put(f"opencode:message/{m.role or 'untyped'}", m.id, st.tail, parts=m.parts)  # fmt: skip
         self.tail_of[m.id] = st.tail
         self.state_of[m.id] = State(st.tail, st.model, st.agent, st.tokens)
 
@@ -166,7 +166,7 @@ class Converter:
             body: dict[str, JSON] = {"model": model} if model and model != st.model else {}
             if agent and agent != st.agent:
                 body["opencode:agent"] = agent
-            st.tail = self.add(f"{m.id}:config", st.tail, "config", **body)
+            st.tail = self.put("config", f"{m.id}:config", st.tail, **body)
             st.model, st.agent = model or st.model, agent or st.agent
         typed: list[JSON] = []
         hidden: list[JSON] = []
@@ -185,15 +185,14 @@ class Converter:
         if typed:
             self.counts["prompts"] += 1
             item = {"type": "message", "role": "user", "content": typed}
-            st.tail = self.add(m.id, st.tail, "item", item=item, **more)
+            st.tail = self.put("item", m.id, st.tail, item=item, **more)
             more = {}
         if hidden:
             item = {"type": "message", "role": "user", "content": hidden}
-            st.tail = self.add(f"{m.id}:synthetic" if typed else m.id, st.tail, "item", item=item,
-                               visible=False, **{"opencode:synthetic": True}, **more)  # fmt: skip
+            st.tail = self.put("item", f"{m.id}:synthetic" if typed else m.id, st.tail, item=item, visible=False, **{"opencode:synthetic": True}, **more)  # fmt: skip
         elif not typed:
             self.counts["extensions/user_message"] += 1
-            st.tail = self.add(m.id, st.tail, "opencode:user_message", parts=other)
+            st.tail = self.put("opencode:user_message", m.id, st.tail, parts=other)
 
     def compaction(self, st: State, m: Message) -> None:
         """The request (when there is one) and its summary as one compaction entry."""
@@ -206,9 +205,8 @@ class Converter:
         }
         if st.tokens:
             body["tokens_before"] = st.tokens
-        u = usage(
-            finish.get("tokens") if finish else m.info.get("tokens"), f"message {m.id} tokens"
-        )
+        tokens = finish.get("tokens") if finish else m.info.get("tokens")
+        u = usage(self.draft.notes, tokens, f"message {m.id} tokens")
         if u is not None:
             body["usage"] = u
         req = self.requests.get(m.id)
@@ -217,7 +215,7 @@ class Converter:
         body["opencode:parts"] = [p for p in m.parts if p.get("type") != "text"]
         self.counts["compactions"] += 1
         self.info = m.info
-        st.tail = self.add(m.id, st.tail, "compaction", **body)
+        st.tail = self.put("compaction", m.id, st.tail, **body)
 
     def assistant(self, seg: Segment, st: State, m: Message, revert: Revert) -> None:
         steps: list[list[dict[str, JSON]]] = [[]]
@@ -252,37 +250,35 @@ class Converter:
         more = {f"opencode:{k}": p[k] for k in ("time", "metadata", "synthetic") if k in p}
         if kind == "text" and not p.get("ignored"):
             item = text_message("assistant", str(p.get("text") or ""))
-            st.tail = self.add(pid, st.tail, "item", item=item, response=rid, **more)
+            st.tail = self.put("item", pid, st.tail, item=item, response=rid, **more)
         elif kind == "reasoning":
             item = {"type": "reasoning",
                     "summary": [{"type": "summary_text", "text": str(p.get("text") or "")}]}  # fmt: skip
-            st.tail = self.add(pid, st.tail, "item", item=item, response=rid, **more)
+            st.tail = self.put("item", pid, st.tail, item=item, response=rid, **more)
         elif kind == "tool":
             self.tool(seg, st, p, rid)
         else:
             self.counts[f"extensions/{kind or 'untyped'}"] += 1
-            st.tail = self.add(pid, st.tail, f"opencode:{kind or 'untyped'}", part=p)
+            st.tail = self.put(f"opencode:{kind or 'untyped'}", pid, st.tail, part=p)
             return False
         return True
 
     def tool(self, seg: Segment, st: State, p: dict[str, JSON], rid: str) -> None:
         pid, item = str(p["id"]), call_item(p)
         more = {"opencode:metadata": p["metadata"]} if "metadata" in p else {}
-        st.tail = call = self.add(pid, st.tail, "item", item=item, response=rid, **more)
+        st.tail = call = self.put("item", pid, st.tail, item=item, response=rid, **more)
         self.counts["tool_calls"] += 1
         reason = rejection(p)
         if reason is not None:
-            st.tail = self.add(f"{pid}:decision", st.tail, "decision", call_id=item["call_id"],
-                               target=call, verdict="reject", by="human", reason=reason)  # fmt: skip
+            st.tail = self.put("decision", f"{pid}:decision", st.tail, call_id=item["call_id"], target=call, verdict="reject", by="human", reason=reason)  # fmt: skip
             self.counts["rejections"] += 1
         output, extra = output_of(p)
         out = {"type": "function_call_output", "call_id": item["call_id"], "output": output}
-        st.tail = self.add(f"{pid}:output", st.tail, "item", item=out, **extra)
+        st.tail = self.put("item", f"{pid}:output", st.tail, item=out, **extra)
         child = child_of(p, self.children.get(seg.session.id, {})) if item["name"] == "task" else ""
         if child:
             self.spawned.setdefault(child, item["call_id"])
-            st.tail = self.add(f"{pid}:link", st.tail, "link", rel="subsession", session=child,
-                               call_id=item["call_id"])  # fmt: skip
+            st.tail = self.put("link", f"{pid}:link", st.tail, rel="subsession", session=child, call_id=item["call_id"])  # fmt: skip
 
     def response(
         self, st: State, m: Message, rid: str, finish: JSON, start: JSON
@@ -295,9 +291,9 @@ class Converter:
         has_finish = any(p.get("type") == "step-finish" for p in m.parts)
         tokens = finish.get("tokens") if finish else None if has_finish else m.info.get("tokens")
         where = f"message {m.id} step {rid} tokens"
-        if (u := usage(tokens, where)) is not None:
+        if (u := usage(self.draft.notes, tokens, where)) is not None:
             body["usage"] = u
-            st.tokens = tokens_total(tokens, u, where)
+            st.tokens = tokens_total(self.draft.notes, tokens, u, where)
         if finish is None:
             body |= {"status": "incomplete", "incomplete": {"reason": "interrupted"}}
         elif finish.get("reason") == "length":
@@ -308,8 +304,8 @@ class Converter:
         if isinstance(start, dict) and "snapshot" in start:
             body["opencode:start_snapshot"] = start["snapshot"]
         self.counts["responses"] += 1
-        st.tail = self.add(rid, st.tail, "response", **body)
-        return self.raws[-1]
+        st.tail = self.put("response", rid, st.tail, **body)
+        return self.draft.last
 
     def failed(self, st: State, m: Message, error: dict[str, JSON], last: dict[str, JSON]) -> None:
         """An assistant error: on the message's last response, an outcome that does not pass,
@@ -320,8 +316,7 @@ class Converter:
         last["error"] = {"code": name, "message": str(data.get("message") or name)}
         last.pop("incomplete", None)
         target = st.tail
-        st.tail = self.add(f"{m.id}:outcome", st.tail, "outcome", kind="custom", target=target,
-                           **{"pass": False}, label="opencode:error", details=error)  # fmt: skip
+        st.tail = self.put("outcome", f"{m.id}:outcome", st.tail, kind="custom", target=target, **{"pass": False}, label="opencode:error", details=error)  # fmt: skip
         self.counts[f"errors/{name}"] += 1
         if name == ABORTED:
             pending = [
@@ -331,8 +326,7 @@ class Converter:
                 and (p.get("state") or {}).get("status") not in ("completed", "error")
             ]
             run = str(m.info.get("parentID") or m.id)
-            st.tail = self.add(f"{m.id}:run", st.tail, "run", run_id=run, phase="end",
-                               reason="aborted", pending=pending)  # fmt: skip
+            st.tail = self.put("run", f"{m.id}:run", st.tail, run_id=run, phase="end", reason="aborted", pending=pending)  # fmt: skip
 
 
 def _is_request(m: Message) -> bool:

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from trajset.schemas.entries import TOOL_EXIT_CODE, TOOL_FAILED
+from trajset.schemas.session import Issue
 
 from ...jsonio import dumps_compact
 from .. import numbers
@@ -30,26 +31,26 @@ def _n(v: JSON) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
 
 
-def usage(tokens: JSON, where: str) -> dict[str, JSON] | None:
+def usage(notes: list[Issue], tokens: JSON, where: str) -> dict[str, JSON] | None:
     """OpenResponses usage of a step's ``tokens`` (``where``: which message's, for a count out
-    of range): input excludes the cache there, so prompt tokens are input + cache read + cache
+    of range, noted in ``notes``): input excludes the cache there, so prompt tokens are input + cache read + cache
     write; cached = cache read."""
     if not isinstance(tokens, dict):
         return None
     flat = {k: v for k, v in tokens.items() if k != "cache"}
     flat |= {f"cache.{k}": v for k, v in obj(tokens.get("cache")).items()}
     keys = ("input", "cache.read", "cache.write", "output", "reasoning")
-    got = counts(flat, keys, where, "", None)
+    got = counts(notes, flat, keys, where, "", None)
     if got is None:
         return None
     inp, read, write, out, reasoning = got
     return numbers.usage(inp + read + write, out, read, reasoning)
 
 
-def tokens_total(tokens: JSON, u: dict[str, JSON], where: str) -> int:
+def tokens_total(notes: list[Issue], tokens: JSON, u: dict[str, JSON], where: str) -> int:
     """All tokens of a step: its ``total`` when OpenCode computed one, else the sum of its
     usage ``u``."""
-    total = count(tokens.get("total"), f"{where}.total", "", None)
+    total = count(notes, tokens.get("total"), f"{where}.total", "", None)
     return total or int(u["total_tokens"])
 
 

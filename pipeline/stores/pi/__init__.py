@@ -14,24 +14,27 @@ from pathlib import Path
 from typing import Any
 
 from trajset.redactors.identities import Identity, identities_of
-from trajset.schemas.session import Session
 from trajset.schemas.timestamps import RFC3339_RE
 
-from ...errors import SessionReadError
-from ..base import Loaded, Location, Reader, Unit, UnitOptions, converted_session
+from ..base import ConvertingReader, Fixture, Location, Unit, UnitOptions
+from ..draft import EPOCH, SessionDraft
 from .convert import ROOT, Converter
 from .files import PiFile, is_session, project_dirs, read_pi
 from .files import header as first_line
 from .merge import Tree, trees
 
 JSON = Any
-PAYLOAD = "openresponses/2026-04-24"
 
 
-class PiReader(Reader):
+class PiReader(ConvertingReader[PiFile, tuple[Tree, set[str]]]):
     """``pi``: the sessions folder (``~/.pi/agent/sessions``), one project folder, or one file."""
 
     kind = "pi"
+    fixtures = (
+        Fixture("upstream/pi/pi-session-inspector"),
+        Fixture("upstream/pi/real/teich"),
+        Fixture("upstream/pi/synthetic/sessions", cut=False),  # a cut source changes its fork
+    )
     locations = (Location("~/.pi/agent", env="PI_CODING_AGENT_DIR", below="sessions"),)
     identity_fields = (("workdir", "the session header's cwd"),)
 
@@ -48,20 +51,16 @@ class PiReader(Reader):
             for p in project_dirs(path)
         ]
 
-    def load(self, unit: Unit) -> Loaded:
-        out: Loaded = []
-        files: list[PiFile] = []
-        for f in unit.files:
-            try:
-                files.append(read_pi(Path(f)))
-            except SessionReadError as exc:
-                out.append(exc)
-        for tree in trees(files):
-            try:
-                out.append(_session(tree, {Path(f.path).stem for f in files}))
-            except SessionReadError as exc:
-                out.append(exc)
-        return out
+    def read(self, path: Path, unit: Unit, earlier: list[PiFile]) -> PiFile:
+        return read_pi(path)
+
+    def join(self, read: list[PiFile], unit: Unit) -> list[tuple[Tree, set[str]]]:
+        """Forks merged into their source's tree; with the stems of the files read."""
+        stems = {Path(f.path).stem for f in read}
+        return [(tree, stems) for tree in trees(read)]
+
+    def convert(self, tree: tuple[Tree, set[str]], unit: Unit) -> SessionDraft:
+        return _session(*tree)
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [str(h["id"]) for f in unit.files if (h := first_line(Path(f))) is not None]
@@ -75,9 +74,10 @@ def _first(entries: list[dict[str, JSON]], kind: str, key: str) -> JSON:
     return next((e.get(key) for e in entries if e.get("type") == kind and e.get(key)), None)
 
 
-def _session(tree: Tree, stems: set[str]) -> Session:
+def _session(tree: Tree, stems: set[str]) -> SessionDraft:
     h = tree.root.header
-    c = Converter(tree.entries)
+    d = SessionDraft(str(h["id"]), tree.root.path, "pi", "pi")
+    c = Converter(tree.entries, d)
     first_ts = next(
         (
             str(e["timestamp"])
@@ -87,7 +87,7 @@ def _session(tree: Tree, stems: set[str]) -> Session:
         "",
     )
     created = str(h.get("timestamp") or "")
-    ts = first_ts or (created if RFC3339_RE.match(created) else "1970-01-01T00:00:00Z")
+    ts = first_ts or (created if RFC3339_RE.match(created) else EPOCH)
     model = _first(tree.entries, "model_change", "modelId") or h.get("modelId")
     level = _first(tree.entries, "thinking_level_change", "thinkingLevel") or h.get("thinkingLevel")
     root: dict[str, JSON] = {}
@@ -95,41 +95,34 @@ def _session(tree: Tree, stems: set[str]) -> Session:
         root["model"] = str(model)
     if level and level != "off":
         root["reasoning"] = {"effort": level}
-    c.add(ROOT, None, "config", ts, **root)  # type: ignore[arg-type]
+    d.add("config", ROOT, None, ts, **root)
     for e in tree.entries:
         if not RFC3339_RE.match(str(e.get("timestamp") or "")):
-            e = {**e, "timestamp": c.raws[-1]["ts"]}
+            e = {**e, "timestamp": d.last["ts"]}
         c.entry(e)
-    header: dict[str, JSON] = {
-        "type": "session", "format": "agentsession/0.2", "id": str(h["id"]),
-        "created_at": created if RFC3339_RE.match(created) else ts,
-        "payload": PAYLOAD, "harness": {"name": "pi"},
-    }  # fmt: skip
+    d.created_at = created if RFC3339_RE.match(created) else ts
     if isinstance(h.get("cwd"), str):
-        header["cwd"] = h["cwd"]
-    header["pi:version"] = tree.root.version
-    header |= {f"pi:{k}": h[k] for k in ("provider", "modelId", "thinkingLevel") if k in h}
+        d.members["cwd"] = h["cwd"]
+        d.meet("workdir", h["cwd"])
+    d.members["pi:version"] = tree.root.version
+    d.members |= {f"pi:{k}": h[k] for k in ("provider", "modelId", "thinkingLevel") if k in h}
     src = h.get("parentSession") or h.get("branchedFrom")
     if isinstance(src, str) and src:
-        header["pi:parent_session_path"] = src
+        d.members["pi:parent_session_path"] = src
         if tree.root.source not in stems:  # a fork whose source is not here stands alone
             source = tree.root.source.rsplit("_", 1)[-1]  # <ts>_<uuid>: the session id
-            header["parent_session"] = source
-            last = c.raws[-1]
-            c.add(
-                f"{last['id']}:fork_of",
-                last["id"],
-                "link",
-                last["ts"],
-                rel="fork_of",
-                session=source,
-            )
-    header["pi:member_files"] = [Path(f.path).name for f in tree.files]
-    counts = {f"pi/{k}": v for k, v in c.counts.items() if not k.startswith("entries_from/")}
-    counts |= {
+            d.members["parent_session"] = source
+            last = d.last
+            d.add("link", f"{last['id']}:fork_of", last["id"], last["ts"], rel="fork_of",
+                  session=source)  # fmt: skip
+    d.members["pi:member_files"] = [Path(f.path).name for f in tree.files]
+    d.counts.update(
+        {f"pi/{k}": v for k, v in c.counts.items() if not k.startswith("entries_from/")}
+    )
+    d.counts.update({
         "pi/files": len(tree.files),
         "pi/copied_entries": tree.copies,
         "pi/relinked": tree.relinked,
-    }
-    issues = [i for f in tree.files for i in f.issues] + tree.issues
-    return converted_session(header, c.raws, tree.root.path, "pi", issues, counts)
+    })  # fmt: skip
+    d.issues = [i for f in tree.files for i in f.issues] + tree.issues
+    return d

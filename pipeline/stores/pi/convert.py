@@ -17,8 +17,10 @@ from typing import Any
 
 from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
+from trajset.schemas.session import Issue
 
 from .. import numbers
+from ..draft import SessionDraft
 from ..numbers import count, counts
 
 JSON = Any
@@ -52,12 +54,14 @@ def parts(content: JSON) -> list[dict[str, JSON]]:
     return out
 
 
-def usage(u: JSON, at: tuple[str, int | None], where: str) -> dict[str, JSON] | None:
+def usage(
+    notes: list[Issue], u: JSON, at: tuple[str, int | None], where: str
+) -> dict[str, JSON] | None:
     """A Pi ``usage`` (``where`` in the entry at ``at``: file, line) as Open Responses usage;
-    None when it is none, or a count in it is out of range (noted)."""
+    None when it is none, or a count in it is out of range (noted in ``notes``)."""
     if not isinstance(u, dict):
         return None
-    got = counts(u, ("input", "cacheRead", "cacheWrite", "output"), where, *at)
+    got = counts(notes, u, ("input", "cacheRead", "cacheWrite", "output"), where, *at)
     if got is None:
         return None
     fresh, read, write, out = got
@@ -67,18 +71,14 @@ def usage(u: JSON, at: tuple[str, int | None], where: str) -> dict[str, JSON] | 
 class Converter:
     """The entries of one merged tree, in its order; ``tail`` maps a Pi id to its last entry."""
 
-    def __init__(self, entries: list[dict[str, JSON]]) -> None:
+    def __init__(self, entries: list[dict[str, JSON]], draft: SessionDraft) -> None:
         self.pi = entries
-        self.raws: list[dict[str, JSON]] = []
+        self.draft = draft
         self.tail: dict[str, str] = {}
         self.counts: Counter[str] = Counter()
         self.order = {e["id"]: i for i, e in enumerate(entries)}
         self.by_id = {e["id"]: e for e in entries}
         self.at: tuple[str, int | None] = ("", None)  # the file and line of the entry read
-
-    def add(self, eid: str, parent: str, entry_type: str, ts: str, **body: JSON) -> str:
-        self.raws.append({"type": entry_type, "id": eid, "parent": parent, "ts": ts, **body})
-        return eid
 
     def entry(self, e: dict[str, JSON]) -> None:
         e = dict(e)
@@ -91,7 +91,7 @@ class Converter:
         handler = HANDLERS.get(kind)
         if handler is None:
             self.counts[f"extensions/{kind or 'untyped'}"] += 1
-            last = self.add(eid, parent, f"pi:{kind or 'untyped'}", ts, record=e, **extra)
+            last = self.draft.add(f"pi:{kind or 'untyped'}", eid, parent, ts, record=e, **extra)
         else:
             last = handler(self, e, parent, ts, extra)
         self.tail[eid] = last
@@ -118,15 +118,15 @@ class Converter:
             }
             if m.get("isError") is True:
                 more[TOOL_FAILED] = True
-            return self.add(e["id"], parent, "item", ts, item=item, **extra, **more)
+            return self.draft.add("item", e["id"], parent, ts, item=item, **extra, **more)
         if role == "bashExecution":
             if m.get("excludeFromContext"):
-                return self.add(e["id"], parent, "pi:bash_execution", ts, record=m, **extra)
+                return self.draft.add("pi:bash_execution", e["id"], parent, ts, record=m, **extra)
             text = f"Ran `{m.get('command')}`\n```\n{m.get('output') or ''}\n```"
-            return self.add(
+            return self.draft.add(
+                "item",
                 e["id"],
                 parent,
-                "item",
                 ts,
                 item=text_message("user", text),
                 **{"pi:bash": m},
@@ -136,16 +136,18 @@ class Converter:
             return self.custom_message(e["id"], m, parent, ts, extra)
         if role == "user":
             self.counts["prompts"] += 1
-            return self.add(
+            return self.draft.add(
+                "item",
                 e["id"],
                 parent,
-                "item",
                 ts,
                 item={"type": "message", "role": "user", "content": parts(m.get("content"))},
                 **extra,
             )
         self.counts[f"extensions/message/{role}"] += 1
-        return self.add(e["id"], parent, f"pi:message/{role or 'untyped'}", ts, record=e, **extra)
+        return self.draft.add(
+            f"pi:message/{role or 'untyped'}", e["id"], parent, ts, record=e, **extra
+        )
 
     def custom_message(self, eid: str, m: JSON, parent: str, ts: str, extra: JSON) -> str:
         item = {"type": "message", "role": "user", "content": parts(m.get("content"))}
@@ -154,15 +156,14 @@ class Converter:
             more["visible"] = False
         if m.get("details") is not None:
             more["pi:details"] = m["details"]
-        return self.add(eid, parent, "item", ts, item=item, **more, **extra)
+        return self.draft.add("item", eid, parent, ts, item=item, **more, **extra)
 
     def assistant(self, eid: str, m: JSON, parent: str, ts: str, extra: JSON) -> str:
         cur, n = parent, 0
 
         def piece(item: JSON, **more: JSON) -> None:
             nonlocal cur, n
-            cur = self.add(eid if n == 0 else f"{eid}:{n}", cur, "item", ts, item=item, response=eid,
-                           **more, **(extra if n == 0 else {}))  # fmt: skip
+            cur = self.draft.add("item", eid if n == 0 else f"{eid}:{n}", cur, ts, item=item, response=eid, **more, **(extra if n == 0 else {}))  # fmt: skip
             n += 1
 
         for b in m.get("content") if isinstance(m.get("content"), list) else []:
@@ -200,25 +201,25 @@ class Converter:
                 self.counts["tool_calls"] += 1
             else:
                 piece({"type": f"pi:{kind}", "block": b})
-        body = _response(eid, m, self.at)
+        body = _response(eid, m, self.at, self.draft.notes)
         self.counts["responses"] += 1
-        return self.add(
+        return self.draft.add(
+            "response",
             eid if n == 0 else f"{eid}:response",
             cur,
-            "response",
             ts,
             **body,
             **(extra if n == 0 else {}),
         )
 
 
-def _response(eid: str, m: JSON, at: tuple[str, int | None]) -> dict[str, JSON]:
+def _response(eid: str, m: JSON, at: tuple[str, int | None], notes: list[Issue]) -> dict[str, JSON]:
     """The ``response`` of an assistant message: status from its stop reason, usage, cost."""
     stop = str(m.get("stopReason") or "stop")
     body: dict[str, JSON] = {"response_id": eid, "status": STATUS.get(stop, "completed")}
     if m.get("model"):
         body["model"] = str(m["model"])
-    if (u := usage(m.get("usage"), at, "message.usage")) is not None:
+    if (u := usage(notes, m.get("usage"), at, "message.usage")) is not None:
         body["usage"] = u
     if stop == "aborted":
         body["incomplete"] = {"reason": "aborted"}
@@ -240,10 +241,10 @@ def _output(content: JSON) -> JSON:
 
 
 def _model_change(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str:
-    return c.add(
+    return c.draft.add(
+        "config",
         e["id"],
         parent,
-        "config",
         ts,
         model=str(e.get("modelId") or ""),
         **{"pi:provider": e.get("provider")},
@@ -254,10 +255,10 @@ def _model_change(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> s
 def _thinking(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str:
     level = e.get("thinkingLevel")
     effort = None if level in (None, "off") else level
-    return c.add(
+    return c.draft.add(
+        "config",
         e["id"],
         parent,
-        "config",
         ts,
         reasoning={"effort": effort},
         **{"pi:thinking_level": level},
@@ -274,9 +275,9 @@ def _compaction(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str
         ),
         "config": {},
     }
-    if before := count(e.get("tokensBefore"), "tokensBefore", *c.at):
+    if before := count(c.draft.notes, e.get("tokensBefore"), "tokensBefore", *c.at):
         body["tokens_before"] = before
-    if (u := usage(e.get("usage"), c.at, "usage")) is not None:
+    if (u := usage(c.draft.notes, e.get("usage"), c.at, "usage")) is not None:
         body["usage"] = u
     body |= {
         f"pi:{k}": e[k]
@@ -284,7 +285,7 @@ def _compaction(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str
         if k in e
     }
     c.counts["compactions"] += 1
-    return c.add(e["id"], parent, "compaction", ts, **body, **extra)
+    return c.draft.add("compaction", e["id"], parent, ts, **body, **extra)
 
 
 def _branch_summary(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) -> str:
@@ -304,7 +305,7 @@ def _branch_summary(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) ->
     )
     body: dict[str, JSON] = {"from": c.tail.get(str(source), str(source)),
                              "summary": text_message("user", BRANCH_PREFIX + str(e.get("summary") or "") + "\n</summary>")}  # fmt: skip
-    if (u := usage(e.get("usage"), c.at, "usage")) is not None:
+    if (u := usage(c.draft.notes, e.get("usage"), c.at, "usage")) is not None:
         body["usage"] = u
     body |= {
         f"pi:{k2}": e[k]
@@ -312,7 +313,7 @@ def _branch_summary(c: Converter, e: JSON, parent: str, ts: str, extra: JSON) ->
         if k in e
     }
     c.counts["branch_summaries"] += 1
-    return c.add(e["id"], parent, "branch_summary", ts, **body, **extra)
+    return c.draft.add("branch_summary", e["id"], parent, ts, **body, **extra)
 
 
 HANDLERS = {
@@ -321,12 +322,14 @@ HANDLERS = {
     "thinking_level_change": _thinking,
     "compaction": _compaction,
     "branch_summary": _branch_summary,
-    "label": lambda c, e, p, ts, x: c.add(
-        e["id"], p, "label", ts, target=str(e.get("targetId") or ""), label=e.get("label"), **x
+    "label": lambda c, e, p, ts, x: c.draft.add(
+        "label", e["id"], p, ts, target=str(e.get("targetId") or ""), label=e.get("label"), **x
     ),
-    "session_info": lambda c, e, p, ts, x: c.add(e["id"], p, "info", ts, name=e.get("name"), **x),
-    "custom": lambda c, e, p, ts, x: c.add(
-        e["id"], p, "custom", ts, ns=str(e.get("customType") or "pi"), data=e.get("data"), **x
+    "session_info": lambda c, e, p, ts, x: c.draft.add(
+        "info", e["id"], p, ts, name=e.get("name"), **x
+    ),
+    "custom": lambda c, e, p, ts, x: c.draft.add(
+        "custom", e["id"], p, ts, ns=str(e.get("customType") or "pi"), data=e.get("data"), **x
     ),
     "custom_message": lambda c, e, p, ts, x: c.custom_message(e["id"], e, p, ts, x),
 }
