@@ -1,7 +1,7 @@
 """Every registered reader survives hostile files: the case table of ``hostile_cases.py``.
 
 Each case is one export, on 1 and on 2 workers, of a real store of the kind (the first of
-its ``FIXTURES`` in the reader contract) with the case made in it.  It must end within
+its fixtures: ``Reader.fixtures``) with the case made in it.  It must end within
 ``TIMEOUT`` with exit 0, 1 or 2, print no traceback (the workers' output included: it is
 read from the file descriptors), give no ``internal`` error row, and write nothing outside
 its output folder: the store and the folder around it are as they were.
@@ -24,8 +24,10 @@ from typer.testing import CliRunner, Result
 from trajset.pipeline.cli import app
 from trajset.pipeline.stores import READERS
 
+from .fixture_stores import fixtures, lay_out
 from .hostile_cases import DATABASE_CASES, FILE_CASES, TEXT_CASES, apply, is_database, victim
-from .test_reader_contract import FIXTURES
+
+FIXTURES = fixtures()
 
 TIMEOUT = 120.0
 #: the kinds whose first fixture is a database (the one where the wrong column types go)
@@ -64,7 +66,7 @@ def _export(argv: list[str]) -> Result | None:
 def test_a_hostile_input_ends_cleanly(
     kind: str, case: str, workers: int, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    store = FIXTURES[kind][0](tmp_path / "store")
+    store = lay_out(FIXTURES[kind][0], tmp_path / "store")
     assert is_database(victim(store)) == (kind in DATABASE_KINDS)
     apply(case, store)
     out = tmp_path / "out"
@@ -85,7 +87,7 @@ def test_a_hostile_input_ends_cleanly(
 
 def test_a_named_pipe_for_an_einox_session_is_skipped_with_its_reason(tmp_path: Path) -> None:
     """Found by hand: the fork-group facts read the pipe while finding units, and waited."""
-    store = FIXTURES["einox"][0](tmp_path / "store")
+    store = lay_out(FIXTURES["einox"][0], tmp_path / "store")
     pipe = store / "users" / "alice" / "sessions" / "s-pipe" / "session.json"
     pipe.parent.mkdir()
     os.mkfifo(pipe)
@@ -122,7 +124,7 @@ def test_a_token_count_out_of_range_is_a_field_problem_and_the_session_exports(
     number = re.compile(rf'"{key}":\s*\d+(?![.\d])')
     was = None
     for n, (written, shown) in enumerate(OUT_OF_RANGE.items()):
-        store = FIXTURES[kind][fixture](tmp_path / f"store{n}")
+        store = lay_out(FIXTURES[kind][fixture], tmp_path / f"store{n}")
         if was is None:
             before = tmp_path / "before"
             done = CliRunner().invoke(app, ["export", str(store), "--out", str(before), "-q"])
@@ -153,7 +155,7 @@ def test_a_token_count_out_of_range_is_a_field_problem_and_the_session_exports(
 def test_a_table_name_that_is_not_utf8_is_the_databases_error(kind: str, tmp_path: Path) -> None:
     """Found by ``benchmarks/fuzz.py`` (seed 37, round 2027): a byte flipped in a table's name
     raised ``UnicodeDecodeError`` out of finding the units."""
-    store = FIXTURES[kind][0](tmp_path / "store")
+    store = lay_out(FIXTURES[kind][0], tmp_path / "store")
     db = victim(store)
     with closing(sqlite3.connect(db)) as con:
         names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]

@@ -2,14 +2,14 @@
 
 A new reader gets every check here by declaring its test stores in its own
 ``fixtures`` (``Reader.fixtures``, laid out by ``fixture_stores.py``); a registered
-reader without any fails ``test_every_registered_reader_declares_fixtures``.  The checks: a store is
-detected as its own kind and by no other reader (the fallback ``agentsession``
-reader takes any file or folder, so it is only asked last); units are stable;
-every unit loads; a file cut at many byte offsets keeps its complete prefix
-and reports the tail; the fingerprint changes when one byte of an input does;
-nothing outside the store is opened; every session read is exported or an
-error row; no planted secret and no identity the reader declares reaches an output.  ``toy_reader.py`` is a reader written through the public seam
-only, and passes the same checks.
+reader without any fails ``test_every_registered_reader_declares_fixtures``.  The
+checks: a store is detected as its own kind and by no other reader as specifically
+(``Reader.match``); units are stable; every unit loads; a file cut at many byte
+offsets keeps its complete prefix and reports the tail; the fingerprint changes
+when one byte of an input does; nothing outside the store is opened; every session
+read is exported or an error row; no planted secret and no identity the reader reads
+or its converter meets reaches an output.  ``toy_reader.py`` is a reader written
+through the public seam only, and passes the same checks.
 """
 
 from __future__ import annotations
@@ -54,8 +54,7 @@ CUT_CASES = [(kind, i) for kind, i in CASES if FIXTURES[kind][i].cut]
 @pytest.fixture
 def readers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Reader]]:
     """``READERS`` with the toy reader registered before the fallback reader."""
-    *specific, fallback = READERS.values()
-    with_toy = registry(*specific, ToyReader(), fallback)
+    with_toy = registry(*READERS.values(), ToyReader())  # its order decides nothing
     monkeypatch.setattr("trajset.pipeline.stores.READERS", with_toy)
     yield with_toy
 
@@ -78,23 +77,20 @@ def cut_case(
     return kind, lay_out(FIXTURES[kind][i], tmp_path / f"{kind}-{i}")
 
 
-def _fallback(readers: dict[str, Reader]) -> str:
-    return list(readers)[-1]
-
-
 def test_every_registered_reader_declares_fixtures() -> None:
     missing = sorted(k for k, r in READERS.items() if not r.fixtures)
     assert not missing, f"declare the test stores of {missing} in their readers' fixtures"
 
 
-def test_a_store_is_detected_as_its_own_kind_and_by_no_other_reader(
+def test_a_store_is_detected_as_its_own_kind_and_by_no_other_reader_as_specifically(
     case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
     kind, store = case
     assert detect_kind(store) == kind
+    own = readers[kind].match
     for other, reader in readers.items():
-        if other not in (kind, _fallback(readers)):
-            assert not reader.detect(store), f"the {other} reader claims a {kind} store"
+        if other != kind and reader.detect(store):
+            assert reader.match < own, f"the {other} reader claims a {kind} store as specifically"
     assert reader_for(kind).locations or kind in ("agentsession-sqlite", "suga", "harbor", "toy")
 
 

@@ -16,8 +16,10 @@ import pytest
 from trajset.pipeline import ExportOptions, RunOptions, run_export
 from trajset.pipeline.stores import READERS
 
-from .test_reader_contract import FIXTURES
+from .fixture_stores import fixtures, lay_out
 from .test_training import _model, _tokenizer
+
+FIXTURES = fixtures()
 
 pytest.importorskip("trl", reason="the recipes train with TRL (the train extra)")
 
@@ -61,7 +63,7 @@ def _tiny_model(out: Path, dest: Path) -> Path:
 def test_every_recipe_of_the_card_runs_as_written(
     kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: Path
 ) -> None:
-    store = FIXTURES[kind][0](tmp_path / "store")
+    store = lay_out(FIXTURES[kind][0], tmp_path / "store")
     out = tmp_path / "out"
     run_export([store], out, ExportOptions(), RunOptions(workers=1))
     card = (out / "README.md").read_text(encoding="utf-8")

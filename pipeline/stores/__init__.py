@@ -1,9 +1,9 @@
 """Store readers behind one seam, and the run's view of a store (DESIGN §1-§2).
 
 ``READERS`` is the registry of store kinds, built from the readers (each
-names its own ``kind``), most specific first: ``auto`` asks each reader's
-``detect`` in this order, and every later step looks the unit's kind up here,
-so the store kind is dispatched in exactly this place.  ``reader_options``
+names its own ``kind``): ``auto`` takes the most specific reader whose
+``detect`` claims a store (``Reader.match``), and every later step looks the
+unit's kind up here, so the store kind is dispatched in exactly this place.  ``reader_options``
 checks ``--reader-option`` against what the readers declare;
 ``discover`` lists the work units of the given stores in a stable order;
 ``load_unit`` reads one; ``SessionIndex`` knows which unit holds a session,
@@ -29,6 +29,7 @@ from .base import (
     Fixture,
     Loaded,
     Location,
+    Match,
     OptionValue,
     Reader,
     ReaderOption,
@@ -62,18 +63,19 @@ def registry(*readers: Reader) -> dict[str, Reader]:
     return out
 
 
-#: store kind -> reader, most specific first (``auto`` takes the first whose ``detect`` says yes)
+#: store kind -> reader (``auto`` takes the most specific reader that claims a store:
+#: ``detect_kind``; the order is the one listings show)
 READERS: dict[str, Reader] = registry(
-    OpenCodeReader(),  # before agentsession-sqlite: any SQLite file looks like one
-    HarborReader(),  # before the folder readers: a job folder holds JSON files and folders
+    OpenCodeReader(),
+    HarborReader(),
     SqliteReader(),
     EinoxReader(),
     SugaReader(),
-    GeminiCliReader(),  # before Claude Code: a chat's first line has a sessionId too
+    GeminiCliReader(),
     ClaudeCodeReader(),
     CodexReader(),
     PiReader(),
-    AgentSessionReader(),  # the fallback: any file or folder
+    AgentSessionReader(),
 )
 STORE_KINDS = ("auto", *READERS)
 
@@ -84,17 +86,25 @@ def sample_store() -> Path:
 
 
 def detect_kind(path: Path) -> str:
-    """The kind of the store at ``path``; ``UsageError`` when it does not exist or is no
-    file or folder (a named pipe, socket or device)."""
+    """The kind of the store at ``path``: of the readers that claim it, the most specific
+    (``Reader.match``).  ``UsageError`` when it does not exist, is no file or folder (a named
+    pipe, socket or device), or two kinds claim it alike."""
     special = special_kind(path)
     what = "does not exist" if not path.exists() else special and f"is {special}"
-    found = None if what else next((k for k, r in READERS.items() if r.detect(path)), None)
-    if found is None:
+    claims = [] if what else [(r.match, k) for k, r in READERS.items() if r.detect(path)]
+    if not claims:
         raise UsageError(
             f"store {path} {what or 'is no file or folder'}; "
             "give a session file, a folder of them or a database"
         )
-    return found
+    best = max(m for m, _ in claims)
+    found = [k for m, k in claims if m == best]
+    if len(found) > 1:
+        raise UsageError(
+            f"store {path} looks like a store of each of {', '.join(found)}; name its kind "
+            f"with --store-kind (e.g. --store-kind {found[0]})"
+        )
+    return found[0]
 
 
 def reader_for(kind: str) -> Reader:
@@ -366,6 +376,7 @@ __all__ = [
     "IndexFile",
     "Loaded",
     "Location",
+    "Match",
     "Reader",
     "ReaderOption",
     "SessionDraft",

@@ -21,7 +21,17 @@ from trajset.schemas.timestamps import parse_rfc3339
 
 from ..errors import SessionReadError
 from ..jsonio import loads_strict
-from .base import Fixture, Loaded, Location, Reader, ReaderOption, Unit, UnitOptions, input_lines
+from .base import (
+    Fixture,
+    Loaded,
+    Location,
+    Match,
+    Reader,
+    ReaderOption,
+    Unit,
+    UnitOptions,
+    input_lines,
+)
 from .regular import open_input, read_bytes
 
 JSON = Any
@@ -42,6 +52,7 @@ class AgentSessionReader(Reader):
     """``agentsession``: one session file, or every ``*.jsonl`` below a folder (the fallback kind)."""
 
     kind = "agentsession"
+    match = Match.ANY
     fixtures = (Fixture("build:sample"), Fixture("build:sessions"))
     locations = (Location("~/.agent/sessions"),)
     identity_fields = (

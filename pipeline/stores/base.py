@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from enum import IntEnum
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
@@ -117,6 +118,17 @@ class Location:
         return f"{where}/{self.below}" if self.below else where
 
 
+class Match(IntEnum):
+    """How specific a reader's ``detect`` is when it says yes: ``detect_kind`` takes the most
+    specific reader that claims a path, so no reader needs to know another's format and the
+    registry's order decides nothing."""
+
+    ANY = 1  # any file or folder (the Agent Session Format reader: the fallback)
+    FORMAT = 2  # a container other stores use too (an SQLite file)
+    LAYOUT = 3  # this store's own layout, file names or record shapes
+    MARKER = 4  # a member only this store writes (a declared format, Gemini's projectHash)
+
+
 @dataclass(frozen=True)
 class Fixture:
     """A test store of a reader's kind, from which the test tables and fuzz seeds are built.
@@ -176,6 +188,8 @@ class Reader:
     identity_fields: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: the test stores of this kind (``Fixture``): every test table runs over them
     fixtures: ClassVar[tuple[Fixture, ...]] = ()
+    #: how specific a yes of ``detect`` is (``Match``)
+    match: ClassVar[Match] = Match.LAYOUT
 
     def option(self, of: Unit | UnitOptions, name: str) -> OptionValue:
         """The value of option ``name`` of a unit (or of the options ``units`` is given),
@@ -194,7 +208,7 @@ class Reader:
         return Unit(self.kind, files, key, name, options, size)
 
     def detect(self, path: Path) -> bool:
-        """True when ``path`` is a store of this kind (asked in ``READERS`` order)."""
+        """True when ``path`` is a store of this kind, as specifically as ``match`` says."""
         raise NotImplementedError
 
     def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:

@@ -22,7 +22,7 @@ from trajset.schemas.session import Session
 
 from ..errors import SessionReadError, UsageError
 from .agentsession import AgentSessionReader, read_session_text
-from .base import Fixture, Loaded, Reader, Reads, Unit, UnitOptions
+from .base import Fixture, Loaded, Match, Reader, Reads, Unit, UnitOptions
 from .regular import open_input
 from .snapshot import read_snapshot, unlisted
 
@@ -110,6 +110,7 @@ class SqliteReader(Reader):
     (no default location: the reference names none)."""
 
     kind = "agentsession-sqlite"
+    match = Match.FORMAT
     fixtures = (Fixture("build:sqlite"),)
     identity_fields = AgentSessionReader.identity_fields  # the header column's
 

@@ -29,7 +29,7 @@ from trajset.schemas.openresponses import text_message
 from trajset.schemas.session import Issue
 
 from ..errors import SessionReadError
-from .base import ConvertingReader, Fixture, Unit, UnitOptions
+from .base import ConvertingReader, Fixture, Match, Unit, UnitOptions
 from .draft import SessionDraft
 from .numbers import INT64, count, counts, usage
 from .regular import open_input, read_text
@@ -315,6 +315,7 @@ class SugaReader(ConvertingReader[Export, tuple[Export, JSON, list[str]]]):
     no default location, since a host program writes the export where it is told."""
 
     kind = "suga"
+    match = Match.MARKER
     fixtures = (Fixture("upstream/suga/synthetic-export"),)
     identity_fields = (("workdir", "sessions.jsonl cwd"),)
 

@@ -59,7 +59,7 @@ def looks_like_claude(path: Path) -> bool:
         d = json.loads(first)
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return False
-    if not isinstance(d, dict) or "format" in d or "projectHash" in d:  # a Gemini CLI chat's
+    if not isinstance(d, dict):
         return False
     kind = d.get("type")
     if "sessionId" in d:

@@ -22,7 +22,7 @@ from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ...errors import SessionReadError
-from ..base import ConvertingReader, Fixture, Location, Unit, UnitOptions
+from ..base import ConvertingReader, Fixture, Location, Match, Unit, UnitOptions
 from ..draft import SessionDraft
 from ..regular import read_text
 from .convert import convert
@@ -56,6 +56,7 @@ class GeminiCliReader(ConvertingReader[Chat, Joined]):
     or one chat file (``.jsonl``, or a legacy ``.json``)."""
 
     kind = "gemini-cli"
+    match = Match.MARKER
     fixtures = (
         Fixture("upstream/gemini-cli/synthetic/gemini-home"),
         Fixture("upstream/gemini-cli/real/gemini-home"),
