@@ -138,13 +138,10 @@ class ExportedTrajectory:
     document: dict[str, JSON]
     media: dict[str, bytes]
     messages: list[Anchored]
-    #: a preferred path's context windows before its last compaction, as the model saw each
-    #: (the ``sft`` table's earlier rows; the trajectory's own messages are its last window)
-    windows: list[ForkPrompt | None] = field(default_factory=list)
-    #: what the path said after its first fork where ``messages`` (the last window) do not
-    #: hold it all: a branch compacted after a fork (``preferences.said``); pairs cut sides
-    #: from it
-    side: list[Anchored] | None = None
+    #: what each table that declares a ``prepare`` took of the trajectory while its session's
+    #: tree was at hand, by table name (the ``sft`` table's earlier context windows; what a
+    #: branch compacted after its fork said, for ``preferences``)
+    prepared: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

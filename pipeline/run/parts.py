@@ -56,7 +56,8 @@ def write_parts(
             facts[name] = write_part(path, to_table(name, rows[name], TABLES[name].shared))
         else:  # no part for no rows (most batches have no outcomes); a stale one must not stay
             path.unlink(missing_ok=True)
-    return facts, held, call_shapes(rows.get("sft", []))
+    taught = (r for name, t in TABLES.items() if t.teaches_tools for r in rows.get(name, []))
+    return facts, held, call_shapes(taught)
 
 
 def _splits_held(
@@ -124,7 +125,7 @@ class Assembly:
             for task in plan.tasks(dict(self.splits), holds):
                 if drop and spec is not None:
                     task = replace(task, key=spec.key, drop=drop)
-                if plan.name in ("sft", "trajectories"):
+                if TABLES[plan.name].takes_inferred_tools:
                     task = replace(task, tools=tools)
                 name = task.split.name
                 task = replace(

@@ -37,10 +37,9 @@ from ..atif import AtifOptions, to_atif
 from ..errors import BadRecord, ContextError, SessionReadError, UnitFailed, UnitSkipped
 from ..outputs.documents import prepare_document
 from ..stores import Unit, linked_sessions, load_unit
+from ..tables import TABLES
 from ..tables import where as where_filter
 from ..tables.messages import document_messages, fork_prompt
-from ..tables.preferences import said
-from ..tables.sft import earlier_windows
 from ..tables.trajectories import scalars
 from ..tree import TreeIndex, decide, outcome_records, trajectories
 from .context import Runtime, UnitScope
@@ -196,12 +195,13 @@ def _export_one(
     scope.ledger.redacted("atif", rt.redactor.document(doc))
     name, doc, media, omitted = prepare_document(doc, t.main, rt.max_media_bytes)
     messages = document_messages(doc, t.context.settings.instructions)
-    windows = earlier_windows(t, rt.max_media_bytes)
-    for w in windows:  # written beside the document (media are named by their content)
-        media = {**media, **w.media} if w is not None else media
-    side, side_media = said(t, messages, rt.max_media_bytes)
-    media = {**media, **side_media} if side_media else media
-    return ExportedTrajectory(t, name, doc, media, messages, windows, side), omitted
+    prepared = {}
+    for table in TABLES.values():  # what each table needs of the tree, beside the document
+        if table.prepare is not None:
+            got = table.prepare(t, messages, rt.max_media_bytes)
+            prepared[table.name] = got.value
+            media = {**media, **got.media} if got.media else media  # named by content
+    return ExportedTrajectory(t, name, doc, media, messages, prepared), omitted
 
 
 def export(scope: UnitScope, items: Iterable[SessionTrajectories]) -> Iterator[SessionExport]:

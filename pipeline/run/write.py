@@ -7,20 +7,25 @@ its last slice is done.  The rows a unit holds are handed on (``TableRows``,
 ``spill_session_rows`` rows of a session table, so neither documents nor rows
 of a huge session pile up in a worker (``worker.BatchParts`` writes them to
 parts); what is left is yielded last (``final=True``).  Of a trajectory's
-messages, what its session's pairs take stays until the last slice
-(``preferences.PairSides``): for a regenerated answer, the answer alone.
+messages, what a session table ``retain``s stays until the last slice (for the
+preference pairs: of a regenerated answer, the answer alone).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from trajset.schemas.records import ErrorRow, ExportedTrajectory, ForkPrompts, SessionExport
+from trajset.schemas.records import (
+    Anchored,
+    ErrorRow,
+    ExportedTrajectory,
+    ForkPrompts,
+    SessionExport,
+)
 
 from ..outputs.documents import write_document, write_media
 from ..tables import TABLES, Row
-from ..tables.preferences import PairSides
 from .context import UnitScope
 
 #: table name -> rows
@@ -48,15 +53,15 @@ def write(scope: UnitScope, exports: Iterable[SessionExport]) -> Iterator[TableR
     rows = no_rows()
     written = 0  # document bytes since the rows were last handed on
     whole: SessionExport | None = None  # the session so far, documents released
-    sides: PairSides | None = None
+    keep: Keep = _keep_nothing
     for ex in exports:
-        if whole is None or sides is None:
+        if whole is None:
             scope.result.session_ids.append(ex.session.id)
             whole = SessionExport(ex.source, [], ForkPrompts.none(), kto_from=ex.kto_from)
-            sides = PairSides(ex.session, ex.source.decisions)
+            keep = _kept_messages(ex)
         yield from _table_rows(scope, ex, "trajectory", rows)
         written += _write_documents(scope, ex)
-        released = {id(et): _released(et, sides) for et in ex.exported}  # kept are among them
+        released = {id(et): _released(et, keep) for et in ex.exported}  # kept are among them
         whole.exported += released.values()
         whole.kept += (released[id(et)] for et in ex.kept)
         whole.filtered_out += ex.filtered_out
@@ -80,20 +85,34 @@ def _handed_on(rows: Rows) -> TableRows:
     return out
 
 
-def _released(et: ExportedTrajectory, sides: PairSides) -> ExportedTrajectory:
-    """The trajectory without its document and media (written already) and its context's
-    items and entries, and of what it said only what a pair of its session takes."""
+#: what the session tables keep of a trajectory's messages until the session's last slice
+Keep = Callable[[ExportedTrajectory], list[Anchored]]
+
+
+def _keep_nothing(et: ExportedTrajectory) -> list[Anchored]:
+    return []
+
+
+def _kept_messages(ex: SessionExport) -> Keep:
+    """What the session tables that ``retain`` messages keep of each trajectory's (each
+    such table's, one after the other)."""
+    keepers = [t.retain(ex) for t in TABLES.values() if t.retain is not None]
+    return lambda et: [m for keep in keepers for m in keep(et)]
+
+
+def _released(et: ExportedTrajectory, keep: Keep) -> ExportedTrajectory:
+    """The trajectory without its document and media (written already), its context's
+    items and entries and what tables prepared of it, and of what it said only what a
+    session table keeps."""
     t = et.trajectory
     context = replace(t.context, items=[], entries=[], item_entries=[])
-    messages = sides.messages(t.leaf_id, et.side or et.messages)
     return replace(
         et,
         trajectory=replace(t, context=context),
         document={},
         media={},
-        messages=messages,
-        windows=[],
-        side=None,
+        messages=keep(et),
+        prepared={},
     )
 
 

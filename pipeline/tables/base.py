@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow as pa
 
-from trajset.schemas.records import SessionExport
+from trajset.schemas.records import Anchored, ExportedTrajectory, SessionExport, Trajectory
 
 Row = dict[str, Any]
 
@@ -58,3 +58,24 @@ class Table:
     #: columns whose value one object holds for many rows (a fork's pairs share its
     #: prompt): a part writes each such object once (``part_files.to_table``)
     shared: tuple[str, ...] = ()
+    #: what the table needs of a trajectory while its session's tree is at hand (its document
+    #: holds the last context window only): ``(trajectory, messages, max_media_bytes) ->
+    #: Prepared``, kept as ``ExportedTrajectory.prepared[name]``, its media written with the
+    #: document's
+    prepare: Callable[[Trajectory, list[Anchored], int | None], Prepared] | None = None
+    #: what a ``session`` table keeps of a trajectory's messages once its document is written,
+    #: until the session's last slice: a factory called once per session
+    retain: Callable[[SessionExport], Callable[[ExportedTrajectory], list[Anchored]]] | None = None
+    #: its rows' trainable tool calls are what the tools a store did not record are inferred
+    #: from (``tool_schemas``)
+    teaches_tools: bool = False
+    #: its ``tools`` column takes the inferred tools where a store recorded none
+    takes_inferred_tools: bool = False
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a table's ``prepare`` took of a trajectory, and the media that took (by path)."""
+
+    value: Any
+    media: dict[str, bytes] = field(default_factory=dict)

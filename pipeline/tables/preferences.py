@@ -11,10 +11,11 @@ whose trajectory was not exported (filtered by ``--where`` or failed).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from trajset.schemas.records import (
     Anchored,
+    ExportedTrajectory,
     ForkDecision,
     ForkPrompt,
     Message,
@@ -25,7 +26,7 @@ from trajset.schemas.session import Session
 from trajset.schemas.tables import PREFERENCES
 
 from ..jsonio import content_hash
-from .base import Dedup, Row, Table
+from .base import Dedup, Prepared, Row, Table
 from .messages import context_messages
 from .paths import forks, windows
 
@@ -75,6 +76,26 @@ class PairSides:
             return []
         before = {e.id for e in self.session.path(fork)}
         return [(m, anchor) for m, anchor in messages if anchor not in before]
+
+
+def prepare(t: Trajectory, messages: list[Anchored], max_media_bytes: int | None) -> Prepared:
+    """What the path said after its first fork where its document does not hold it all
+    (``said``), kept for its pairs' sides."""
+    side, media = said(t, messages, max_media_bytes)
+    return Prepared(side, media)
+
+
+def spoken(et: ExportedTrajectory) -> list[Anchored]:
+    """What a kept trajectory said: from the tree where its branch was compacted after its
+    fork (``prepare``), else its document's messages."""
+    side: list[Anchored] | None = et.prepared.get("preferences")
+    return side or et.messages
+
+
+def retain(export: SessionExport) -> Callable[[ExportedTrajectory], list[Anchored]]:
+    """Of each trajectory's messages, what the session's pairs take (``PairSides``)."""
+    sides = PairSides(export.session, export.source.decisions)
+    return lambda et: sides.messages(et.trajectory.leaf_id, spoken(et))
 
 
 def said(
@@ -210,7 +231,7 @@ def iter_rows(export: SessionExport, stats: Counter[str]) -> Iterator[Row]:
     """``rows`` one pair at a time (a session's pairs can be many times its documents, so
     the run spills them as they come); counts once they are all taken."""
     counts = Counter(built=0, dropped_identical=0, dropped_unexported=0)
-    leaf_msgs = {et.trajectory.leaf_id: et.side or et.messages for et in export.kept}
+    leaf_msgs = {et.trajectory.leaf_id: spoken(et) for et in export.kept}
     leaves: dict[str, str] = {}  # entry -> its preferred leaf, shared by the session's forks
     for fork, d in export.source.decisions.items():
         prompt = export.prompts.get(fork)
@@ -245,4 +266,6 @@ TABLE = Table(
         counter="pairs_dropped_duplicate",
     ),
     shared=("prompt",),  # a fork's pairs, and their KTO rows, hold one prompt
+    prepare=prepare,
+    retain=retain,
 )

@@ -16,10 +16,16 @@ from collections import Counter
 from collections.abc import Iterator
 
 from trajset.schemas.entries import CompactionEntry
-from trajset.schemas.records import ExportedTrajectory, ForkPrompt, SessionExport, Trajectory
+from trajset.schemas.records import (
+    Anchored,
+    ExportedTrajectory,
+    ForkPrompt,
+    SessionExport,
+    Trajectory,
+)
 from trajset.schemas.tables import SFT
 
-from .base import Dedup, Row, Table
+from .base import Dedup, Prepared, Row, Table
 from .messages import fork_prompt, function_tools, tools_source
 from .paths import windows
 from .quality import quality
@@ -34,13 +40,23 @@ def compaction_parents(t: Trajectory) -> Iterator[str]:
             yield e.parent
 
 
-def earlier_windows(t: Trajectory, max_media_bytes: int | None = None) -> list[ForkPrompt | None]:
+def earlier_windows(
+    t: Trajectory, messages: list[Anchored], max_media_bytes: int | None = None
+) -> Prepared:
     """The windows before the trajectory's last compaction (none for a path without one, or
     for one that is not preferred: only preferred paths are trained on); ``None`` for a
-    window whose context does not build (it has no row; its leaf's own error says why)."""
+    window whose context does not build (it has no row; its leaf's own error says why).
+    Their media are written beside the document (named by their content)."""
     if not t.is_preferred:
-        return []
-    return [fork_prompt(t.session, parent, max_media_bytes) for parent in compaction_parents(t)]
+        return Prepared([])
+    found = [fork_prompt(t.session, parent, max_media_bytes) for parent in compaction_parents(t)]
+    media = {k: v for w in found if w is not None for k, v in w.media.items()}
+    return Prepared(found, media)
+
+
+def _windows(et: ExportedTrajectory) -> list[ForkPrompt | None]:
+    got: list[ForkPrompt | None] = et.prepared.get("sft", [])
+    return got
 
 
 def _row(
@@ -66,12 +82,13 @@ def trajectory_rows(et: ExportedTrajectory) -> list[Row]:
     """A row per window that builds; each window's quality from the entries it adds."""
     t = et.trajectory
     own = [quality(w) for w in windows(t.session.path(t.leaf_id))]
+    earlier = _windows(et)
     rows = [
-        _row(et, i, w.messages, w.tools, own[i]) for i, w in enumerate(et.windows) if w is not None
+        _row(et, i, w.messages, w.tools, own[i]) for i, w in enumerate(earlier) if w is not None
     ]
     last = [m for m, _ in et.messages]
     tools = function_tools(t.context.settings)
-    rows.append(_row(et, len(et.windows), last, tools, own[len(et.windows)]))
+    rows.append(_row(et, len(earlier), last, tools, own[len(earlier)]))
     return rows
 
 
@@ -97,4 +114,7 @@ TABLE = Table(
         messages=lambda r: r["messages"],
         counter="sft_rows_dropped_duplicate",
     ),
+    prepare=earlier_windows,
+    teaches_tools=True,
+    takes_inferred_tools=True,
 )

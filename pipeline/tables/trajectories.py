@@ -67,4 +67,5 @@ TABLE = Table(
     TRAJECTORIES,
     "one row per root-to-leaf trajectory; `messages` is TRL's conversational format with tool calls (SFT)",
     rows,
+    takes_inferred_tools=True,
 )
