@@ -25,7 +25,6 @@ from trajset.schemas.session import Session
 from ..errors import UnitFailed, UsageError
 from .agentsession import AgentSessionReader, read_session, read_session_text
 from .base import (
-    ConvertingReader,
     Fixture,
     Loaded,
     Location,
@@ -48,9 +47,10 @@ from .harbor import HarborReader
 from .index_file import IndexFile
 from .opencode import OpenCodeReader
 from .pi import PiReader
-from .regular import special_kind
+from .regular import RealPaths, special_kind
 from .sqlite import SqliteReader
 from .suga import SugaReader
+from .template import ConvertingReader
 
 
 def registry(*readers: Reader) -> dict[str, Reader]:
@@ -161,35 +161,6 @@ def _regular_only(unit: Unit) -> Unit | None:
     return replace(unit, files=files) if files else None
 
 
-class _RealPaths:
-    """``os.path.realpath`` of files, each folder resolved once, from its parent's real path:
-    a folder or file that is no link is its real parent and its name, one ``lstat``, where
-    ``realpath`` takes one for every folder of the path (a Harbor job of 24,000 files in
-    12,000 folders: 56,000 ``lstat`` calls, a quarter of its discovery)."""
-
-    def __init__(self) -> None:
-        self.folders: dict[str, str] = {}
-
-    def __call__(self, file: str) -> str:
-        folder, name = os.path.split(file)
-        return self._child(self._folder(folder), file, name)
-
-    def _folder(self, folder: str) -> str:
-        got = self.folders.get(folder)
-        if got is None:
-            parent, name = os.path.split(folder)
-            if name in ("", ".", ".."):  # the root or the working folder, or a step back
-                got = os.path.realpath(folder)
-            else:
-                got = self._child(self._folder(parent), folder, name)
-            self.folders[folder] = got
-        return got
-
-    @staticmethod
-    def _child(real_parent: str, path: str, name: str) -> str:
-        return os.path.realpath(path) if os.path.islink(path) else os.path.join(real_parent, name)
-
-
 def _nothing_found(store: Path, kind: str, detected: bool) -> str:
     """Why ``store`` gave no unit, and what to give instead."""
     where = "`trajset sources` lists where each agent keeps its sessions"
@@ -211,7 +182,7 @@ def discover(
     typed = reader_options(kinds, options)
     units: dict[Unit, None] = {}
     seen: set[tuple[str, ...]] = set()  # the same files reached by several paths are read once
-    real = _RealPaths()
+    real = RealPaths()
     for store, k in zip(stores, kinds, strict=True):
         if not store.exists():
             raise UsageError(f"store {store} does not exist")

@@ -9,9 +9,9 @@ trees (raising ``UnitFailed`` when it cannot), names the files a unit's result
 depends on and the sessions a unit holds without loading it (so links to
 subsessions can be resolved).
 
-A reader that converts another format is a ``ConvertingReader``, the template:
-it reads a file, joins what the files gave into trees and converts a tree
-through a ``SessionDraft`` (``draft.py``); ``load`` does the rest.  A new store
+A reader that converts another format is a ``ConvertingReader``, the template
+(``template.py``): it reads a file, joins what the files gave into trees and
+converts a tree through a ``SessionDraft`` (``draft.py``); ``load`` does the rest.  A new store
 kind is one module or subpackage with such a class and one line in ``READERS``
 (CONTRIBUTING, "Adding a reader").
 """
@@ -20,19 +20,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, cast
 
 from trajset.redactors.identities import Identity
 from trajset.schemas.session import Session
 
 from ..errors import SessionReadError, UnitFailed, UsageError
-from .draft import SessionDraft
 from .regular import open_input, read_bytes, special_kind
 
 JSON = Any
@@ -347,58 +346,3 @@ def recording_reads() -> Iterator[Reads]:
         yield cast(Reads, _READ.get())
     finally:
         _READ.reset(token)
-
-
-#: what a converting reader reads of one file, and what it joins those into
-Read = TypeVar("Read")
-Tree = TypeVar("Tree")
-
-
-class ConvertingReader(Reader, Generic[Read, Tree]):
-    """The reader template: a store kind converted into the Agent Session Format model.
-
-    A converting reader implements three steps, and ``load`` does the rest:
-
-    * ``read(path, unit, earlier)``: one of the unit's files (``files``), knowing what its
-      earlier files gave; ``SessionReadError`` when it cannot be read;
-    * ``join(read, unit)``: what the files gave, joined into trees (a store's forks,
-      resumes and subagents), in a stable order; an error in place of a tree that cannot be
-      joined;
-    * ``convert(tree, unit)``: one tree through a ``SessionDraft``, which ``load`` finishes
-      (a reader that must finish it itself returns the ``Session``).
-
-    Each file that does not read and each tree that does not convert is an error in its
-    place; the others go on.
-    """
-
-    def files(self, unit: Unit) -> tuple[str, ...]:
-        """The paths ``read`` is given, in order: the unit's files."""
-        return unit.files
-
-    def read(self, path: Path, unit: Unit, earlier: list[Read]) -> Read:
-        raise NotImplementedError
-
-    def join(self, read: list[Read], unit: Unit) -> Iterable[Tree | SessionReadError]:
-        raise NotImplementedError
-
-    def convert(self, tree: Tree, unit: Unit) -> SessionDraft | Session:
-        raise NotImplementedError
-
-    def load(self, unit: Unit) -> Loaded:
-        out: Loaded = []
-        read: list[Read] = []
-        for f in self.files(unit):
-            try:
-                read.append(self.read(Path(f), unit, read))
-            except SessionReadError as exc:
-                out.append(exc)
-        for tree in self.join(read, unit):
-            if isinstance(tree, SessionReadError):
-                out.append(tree)
-                continue
-            try:
-                made = self.convert(tree, unit)
-                out.append(made.finish() if isinstance(made, SessionDraft) else made)
-            except SessionReadError as exc:
-                out.append(exc)
-        return out

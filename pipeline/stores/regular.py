@@ -65,3 +65,32 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
 def read_text(path: str | os.PathLike[str]) -> str:
     """A regular file's text as UTF-8 (``UnicodeDecodeError`` when it is not)."""
     return read_bytes(path).decode("utf-8")
+
+
+class RealPaths:
+    """``os.path.realpath`` of files, each folder resolved once, from its parent's real path:
+    a folder or file that is no link is its real parent and its name, one ``lstat``, where
+    ``realpath`` takes one for every folder of the path (a Harbor job of 24,000 files in
+    12,000 folders: 56,000 ``lstat`` calls, a quarter of its discovery)."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, str] = {}
+
+    def __call__(self, file: str) -> str:
+        folder, name = os.path.split(file)
+        return self._child(self._folder(folder), file, name)
+
+    def _folder(self, folder: str) -> str:
+        got = self.folders.get(folder)
+        if got is None:
+            parent, name = os.path.split(folder)
+            if name in ("", ".", ".."):  # the root or the working folder, or a step back
+                got = os.path.realpath(folder)
+            else:
+                got = self._child(self._folder(parent), folder, name)
+            self.folders[folder] = got
+        return got
+
+    @staticmethod
+    def _child(real_parent: str, path: str, name: str) -> str:
+        return os.path.realpath(path) if os.path.islink(path) else os.path.join(real_parent, name)

@@ -29,10 +29,11 @@ from trajset.schemas.openresponses import text_message
 from trajset.schemas.session import Issue
 
 from ..errors import SessionReadError
-from .base import ConvertingReader, Fixture, Match, Unit, UnitOptions
+from .base import Fixture, Match, Unit, UnitOptions
 from .draft import SessionDraft
 from .numbers import INT64, count, counts, usage
 from .regular import open_input, read_text
+from .template import ConvertingReader
 
 JSON = Any
 FILES = ("sessions.jsonl", "entries.jsonl", "trace_events.jsonl", "session_meta.jsonl")

@@ -23,9 +23,10 @@ from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.session import Issue
 
 from ...errors import SessionReadError
-from ..base import ConvertingReader, Fixture, Location, Unit, UnitOptions, read_input
+from ..base import Fixture, Location, Unit, UnitOptions, read_input
 from ..draft import EPOCH, SessionDraft
 from ..regular import open_input
+from ..template import ConvertingReader
 from .convert import tree_entries
 from .lines import Record, read_lines
 from .tree import build

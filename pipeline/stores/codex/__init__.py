@@ -23,8 +23,9 @@ from trajset.schemas.session import Issue, Session
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ...errors import SessionReadError
-from ..base import ConvertingReader, Fixture, Location, Unit, UnitOptions
+from ..base import Fixture, Location, Unit, UnitOptions
 from ..draft import SessionDraft
+from ..template import ConvertingReader
 from .convert import convert
 from .events import Duplicates, duplicates
 from .lineage import Tree, build_trees, families

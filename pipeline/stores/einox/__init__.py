@@ -20,9 +20,10 @@ from typing import Any
 from trajset.redactors.identities import Identity, identities_of
 
 from ...errors import UnitSkipped
-from ..base import ConvertingReader, Fixture, Location, ReaderOption, Unit, UnitOptions
+from ..base import Fixture, Location, ReaderOption, Unit, UnitOptions
 from ..draft import SessionDraft
 from ..regular import read_bytes
+from ..template import ConvertingReader
 from .convert import Converted, convert
 from .groups import groups
 from .lineage import Edge, fork_edges, members, merged_entries

@@ -22,9 +22,10 @@ from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ...errors import SessionReadError
-from ..base import ConvertingReader, Fixture, Location, Match, Unit, UnitOptions
+from ..base import Fixture, Location, Match, Unit, UnitOptions
 from ..draft import SessionDraft
 from ..regular import read_text
+from ..template import ConvertingReader
 from .convert import convert
 from .files import (
     Chat,

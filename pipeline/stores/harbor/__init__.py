@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import SessionReadError
-from ..base import ConvertingReader, Fixture, Loaded, Reads, Unit, UnitOptions, file_fingerprint
+from ..base import Fixture, Loaded, Reads, Unit, UnitOptions, file_fingerprint
 from ..draft import SessionDraft
+from ..template import ConvertingReader
 from . import layout
 from .tree import (
     Job,

@@ -26,10 +26,11 @@ from typing import Any
 from trajset.redactors.identities import Identity, identities_of
 
 from ...errors import SessionReadError
-from ..base import ConvertingReader, Fixture, Location, Reads, Unit, UnitOptions
+from ..base import Fixture, Location, Reads, Unit, UnitOptions
 from ..base import recording_reads as _recording
 from ..draft import SessionDraft
 from ..snapshot import unlisted
+from ..template import ConvertingReader
 from . import database, files
 from .branches import write
 from .convert import Converter, ts_of

@@ -16,8 +16,9 @@ from typing import Any
 from trajset.redactors.identities import Identity, identities_of
 from trajset.schemas.timestamps import RFC3339_RE
 
-from ..base import ConvertingReader, Fixture, Location, Unit, UnitOptions
+from ..base import Fixture, Location, Unit, UnitOptions
 from ..draft import EPOCH, SessionDraft
+from ..template import ConvertingReader
 from .convert import ROOT, Converter
 from .files import PiFile, is_session, project_dirs, read_pi
 from .files import header as first_line
