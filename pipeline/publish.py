@@ -77,11 +77,14 @@ class Plan:
     create_pr: bool = False
     files: list[tuple[str, int]] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)
+    #: the most files and bytes one commit takes
+    limits: tuple[int, int] = (LARGE_FILES, LARGE_BYTES)
 
     @property
     def large(self) -> bool:
-        """More than one commit should take: sent in several, resumably."""
-        return len(self.files) > LARGE_FILES or sum(n for _, n in self.files) > LARGE_BYTES
+        """More than one commit should take (``limits``): sent in several, resumably."""
+        most_files, most_bytes = self.limits
+        return len(self.files) > most_files or sum(n for _, n in self.files) > most_bytes
 
     def lines(self, every_file: bool = False) -> list[str]:
         """The plan: the repo, the configs, then each folder's files and bytes (each file
@@ -152,6 +155,7 @@ def check(directory: Path, allow_unredacted: bool) -> dict[str, Any]:
 def plan(
     directory: Path, repo_id: str, *, private: bool = True, revision: str = "main",
     message: str = "", create_pr: bool = False, allow_unredacted: bool = False,
+    limits: tuple[int, int] = (LARGE_FILES, LARGE_BYTES),
 ) -> Plan:  # fmt: skip
     manifest = check(directory, allow_unredacted)
     c = manifest.get("counts", {})
@@ -173,6 +177,7 @@ def plan(
         create_pr,
         files,
         loadable(manifest),
+        limits,
     )
 
 

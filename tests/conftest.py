@@ -28,6 +28,17 @@ def agentsession_data() -> Path:
     return UPSTREAM / "agentsession" / "testdata"
 
 
+@pytest.fixture(scope="session")
+def sample_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample store exported with the default options, once per test process (each
+    ``pytest -n`` worker has its own): read it, never write into it (copy it first)."""
+    from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
+
+    out = tmp_path_factory.mktemp("sample-export") / "ds"
+    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
+    return out
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()

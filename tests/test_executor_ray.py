@@ -92,31 +92,13 @@ def _double(x: int) -> int:
 
 
 @loopback_only
-def test_a_ray_started_for_the_run_reaches_no_network() -> None:
-    """The local Ray's processes listen (on every interface, as Ray does) in a namespace
-    whose only interface is loopback, and name their node 127.0.0.1."""
-    import psutil
-
-    with RayExecutor(workers=1) as executor:
-        assert list(executor.map(_double, [1, 2, 3])) == [2, 4, 6]
-        ours = {p.pid for p in psutil.Process().children(recursive=True)}
-        listening = [
-            c
-            for c in psutil.net_connections(kind="inet")
-            if c.status == psutil.CONN_LISTEN and c.pid in ours
-        ]
-        assert listening  # Ray's own servers (GCS, raylet, object manager, workers)
-        loopback_or_any = {"127.0.0.1", "::ffff:127.0.0.1", "::1", "::", "0.0.0.0"}
-        assert {c.laddr.ip for c in listening} <= loopback_or_any, listening
-        assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
-    assert not ray.is_initialized()
-
-
-@loopback_only
-def test_a_ray_started_for_the_run_is_its_own_beside_a_running_cluster() -> None:
+def test_a_ray_started_for_the_run_is_its_own_and_reaches_no_network() -> None:
     """Without an address the run starts its own Ray even where another is running on the
     machine (a ``ray start`` head, which Ray's own lookup would otherwise join, and fail to:
-    a joined cluster takes no CPU count), and leaves that one running."""
+    a joined cluster takes no CPU count), and leaves that one running.  Its processes listen
+    (on every interface, as Ray does) in a namespace whose only interface is loopback, and
+    name their node 127.0.0.1."""
+    import psutil
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(
@@ -126,6 +108,16 @@ def test_a_ray_started_for_the_run_is_its_own_beside_a_running_cluster() -> None
         with RayExecutor(workers=1) as executor:
             assert list(executor.map(_double, [1, 2, 3])) == [2, 4, 6]
             assert ray.get_runtime_context().gcs_address != cluster.address
+            ours = {p.pid for p in psutil.Process().children(recursive=True)}
+            listening = [
+                c
+                for c in psutil.net_connections(kind="inet")
+                if c.status == psutil.CONN_LISTEN and c.pid in ours
+            ]
+            assert listening  # Ray's own servers (GCS, raylet, object manager, workers)
+            loopback_or_any = {"127.0.0.1", "::ffff:127.0.0.1", "::1", "::", "0.0.0.0"}
+            assert {c.laddr.ip for c in listening} <= loopback_or_any, listening
+            assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
         assert not ray.is_initialized()
         ray.init(address=cluster.address)
         assert [n["Alive"] for n in ray.nodes()] == [True]

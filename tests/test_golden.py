@@ -14,7 +14,6 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
 from trajset.pipeline.tables import CONFIGS
 
 from .conftest import DATA
@@ -24,10 +23,8 @@ UPDATE = bool(os.environ.get("TRAJSET_UPDATE_GOLDEN"))
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("golden") / "ds"
-    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
-    return out
+def exported(sample_export: Path) -> Path:
+    return sample_export
 
 
 def _table(path: Path) -> list[dict[str, Any]]:

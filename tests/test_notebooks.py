@@ -7,18 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
-
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 nbformat = pytest.importorskip("nbformat", reason="the notebook tests need the test extra")
 nbclient = pytest.importorskip("nbclient", reason="the notebook tests need the test extra")
 
 
 @pytest.fixture(scope="module")
-def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("notebooks") / "sample"
-    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
-    return out
+def export(sample_export: Path) -> Path:
+    return sample_export
 
 
 def test_the_three_notebooks_exist_with_their_outputs_stripped() -> None:

@@ -12,17 +12,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
 from trajset.pipeline.outputs import parquet, part_files
 from trajset.pipeline.tables import SCHEMAS, TABLES
 
 
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+def rows(sample_export: Path) -> dict[str, list[dict[str, Any]]]:
     """The sample store's pairs and KTO rows, each distinct prompt one object as the tables
     build them."""
-    out = tmp_path_factory.mktemp("export")
-    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
+    out = sample_export
     found: dict[str, list[dict[str, Any]]] = {}
     for name in ("preferences", "kto"):
         held: dict[str, Any] = {}

@@ -54,10 +54,8 @@ class RecordingHub:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("pub") / "ds"
-    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
-    return out
+def exported(sample_export: Path) -> Path:
+    return sample_export
 
 
 def test_upload_sends_the_folder_in_one_commit_without_run_state(exported: Path) -> None:
@@ -119,17 +117,17 @@ class LargeFolderHub(RecordingHub):
 
 
 def test_a_large_folder_is_sent_resumably_and_a_rerun_sends_only_what_is_missing(
-    exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    exported: Path, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(publish, "LARGE_FILES", 3)
     folder = shutil.copytree(exported, tmp_path / "ds")
-    p = plan(folder, "acme/x", revision="v2")
+    limits = (3, publish.LARGE_BYTES)  # a folder of more than three files is large
+    p = plan(folder, "acme/x", revision="v2", limits=limits)
     assert p.large and "sent as a large folder" in " ".join(p.lines())
     hub = LargeFolderHub(fail_after=4)
     with pytest.raises(AbortRun, match="only what is missing is sent"):
         upload(p, hub)
     assert len(hub.sent) == 4
-    again = plan(folder, "acme/x", revision="v2")  # its checks pass with the upload's records
+    again = plan(folder, "acme/x", revision="v2", limits=limits)  # the upload's records pass
     assert again.files == p.files
     upload(again, hub)
     assert sorted(hub.sent) == [rel for rel, _ in p.files]  # each file sent once
@@ -139,9 +137,9 @@ def test_a_large_folder_is_sent_resumably_and_a_rerun_sends_only_what_is_missing
     assert calls[0]["private"] is True and "upload_folder" not in [c for c, _ in hub.calls]
     assert scan_folder(folder, build_redactor(list(GROUPS["default"]))) == {}
     with pytest.raises(PublishRefused, match="--revision NAME"):
-        upload(plan(folder, "acme/x", create_pr=True), hub)
+        upload(plan(folder, "acme/x", create_pr=True, limits=limits), hub)
     later = RecordingHub()  # huggingface_hub 2: upload_folder commits a large folder in parts
-    upload(plan(folder, "acme/x"), later)
+    upload(plan(folder, "acme/x", limits=limits), later)
     assert [c for c, _ in later.calls] == ["create_repo", "upload_folder"]
 
 

@@ -231,9 +231,26 @@ def test_every_kind_was_found_and_audited(planted) -> None:  # type: ignore[no-u
         assert report["findings"].get(rule, 0) > 0, rule
     assert report["outputs"]["atif"]["github_token"] > 0
     assert report["outputs"]["trajectories"]["secrets"] > 0
-    assert report["hashed_context_entries_changed"] >= 0
+    changed = report["hashed_context_entries_changed"]
+    assert changed > 0  # the planted session's responses record request hashes
     card = (out / "README.md").read_text()
     assert "redaction: rules" in card
+    assert f"{changed} (their request hashes no longer verify)" in card
+
+
+@pytest.mark.parametrize("hashes", [True, False])
+def test_context_entries_changed_under_a_request_hash_are_counted(hashes: bool) -> None:
+    """Only a session whose responses record request hashes has context whose redaction
+    breaks a hash; each changed context entry (prompt, config) counts once."""
+    b = SessionBuilder("hashed", hashes=hashes)
+    b.config(model="m", instructions="deploy with ghp_" + "A1b2" * 9)
+    b.user("my token is ghp_" + "C3d4" * 9)
+    b.respond(text="noted", model="m")
+    b.user("thanks")
+    b.respond(text="ok", model="m")
+    _, report = build_redactor(selected_rules()).session(b.session())
+    assert report.entries_changed == 2
+    assert report.hashed_context_entries_changed == (2 if hashes else 0)
 
 
 def test_placeholders_are_consistent_across_branches(planted) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.builder import SessionBuilder
-from trajset.pipeline import ExportOptions, RunOptions, run_export, sample_store
+from trajset.pipeline import ExportOptions, RunOptions, run_export
 from trajset.pipeline.cli import app
 from trajset.pipeline.report import render, report_data
 
@@ -25,10 +25,8 @@ BROWSER_FLAGS = [
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("report") / "sample"
-    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
-    return out
+def sample(sample_export: Path) -> Path:
+    return sample_export
 
 
 def _payload(page: str) -> dict:  # type: ignore[type-arg]

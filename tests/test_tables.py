@@ -38,10 +38,8 @@ ROLES = {"system", "user", "assistant", "tool"}
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("export") / "ds"
-    run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
-    return out
+def exported(sample_export: Path) -> Path:
+    return sample_export
 
 
 def _rows(out: Path, table: str) -> list[dict[str, Any]]:
