@@ -106,7 +106,7 @@ def test_files_reached_through_links_are_known_by_their_real_paths(
     """Discovery tells the same file reached by several paths apart by its real path,
     resolving each folder once: through a linked folder (at any depth above the file), a
     linked file, a step back (``..``), a relative path, or none."""
-    from trajset.pipeline.stores import _RealPaths
+    from trajset.pipeline.stores.regular import RealPaths
 
     real = tmp_path / "real" / "deep"
     (real / "er").mkdir(parents=True)
@@ -120,7 +120,7 @@ def test_files_reached_through_links_are_known_by_their_real_paths(
              tmp_path / "via" / ".." / "real" / "deep" / "er" / "c.jsonl"]  # fmt: skip
     monkeypatch.chdir(tmp_path)
     paths += [Path("via/deep/er/c.jsonl"), Path("real/deep/a.jsonl"), Path("c.jsonl")]
-    resolve = _RealPaths()
+    resolve = RealPaths()
     for _ in range(2):  # resolved, then from the folders remembered
         assert [resolve(str(p)) for p in paths] == [os.path.realpath(p) for p in paths]
     assert len({resolve(str(p)) for p in paths[:4]}) == 1

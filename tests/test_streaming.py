@@ -18,7 +18,6 @@ from trajset.pipeline import ExportOptions, RunOptions, RunSettings, export_sess
 from trajset.pipeline.run import stages
 from trajset.pipeline.run import write as write_stage
 from trajset.pipeline.tables import preferences
-from trajset.pipeline.tables.preferences import PairSides
 
 from .hostile import basic
 from .strategies import sessions
@@ -231,14 +230,10 @@ def test_a_unit_failing_after_it_spilled_leaves_no_rows(
 
 
 def _trimmed(export: Any) -> Any:
-    """The export with each kept trajectory holding only what its session's pairs take."""
-    sides = PairSides(export.session, export.source.decisions)
-    kept = [
-        replace(
-            et, messages=sides.messages(et.trajectory.leaf_id, et.side or et.messages), side=None
-        )
-        for et in export.kept
-    ]
+    """The export with each kept trajectory holding only what its session's pairs take
+    (the preferences table's ``retain``), as the write stage keeps it."""
+    keep = preferences.retain(export)
+    kept = [replace(et, messages=keep(et), prepared={}) for et in export.kept]
     return replace(export, kept=kept)
 
 
