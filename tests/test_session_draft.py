@@ -122,35 +122,46 @@ def test_a_childs_value_out_of_range_is_the_childs_error_row(tmp_path: Path) -> 
     assert "input: -5 is not a count" in row.message
 
 
-def test_every_cwd_and_branch_of_a_claude_session_is_numbered(tmp_path: Path) -> None:
-    """Found in review: the Claude Code reader declares each record's ``cwd`` and
-    ``gitBranch`` an identity, but read only the first record that had one, so a session
-    that moved on (``cd``, a new branch) wrote the later folder and branch verbatim."""
-    project = tmp_path / "store" / "-srv-acme-app"
+#: the folder and branch a Claude Code session moves to halfway (``_moved_claude_store``)
+LATER = "/srv/acme-later/app", "feature/later-branch"
+
+
+def _moved_claude_store(root: Path) -> Path:
+    """A Claude Code project whose session moves halfway to another folder and branch."""
+    project = root / "-srv-acme-app"
     src = UPSTREAM / "claude-code" / "synthetic-rewind" / "dag_compact_after_rewind.jsonl"
     lines = src.read_text(encoding="utf-8").splitlines()
-    later = "/srv/acme-later/app", "feature/later-branch"
     moved = []
     for n, line in enumerate(lines):
         record = json.loads(line)
         if n >= len(lines) // 2 and "cwd" in record:
-            record["cwd"], record["gitBranch"] = later
+            record["cwd"], record["gitBranch"] = LATER
         moved.append(json.dumps(record))
     project.mkdir(parents=True)
     (project / src.name).write_text("\n".join(moved) + "\n", encoding="utf-8")
-    units = discover([project.parent])
-    assert {("workdir", later[0]), ("branch", later[1])} <= {
+    return root
+
+
+def test_every_cwd_and_branch_of_a_claude_session_is_numbered(tmp_path: Path) -> None:
+    """Found in review: the Claude Code reader declares each record's ``cwd`` and
+    ``gitBranch`` an identity, but read only the first record that had one, so a session
+    that moved on (``cd``, a new branch) wrote the later folder and branch verbatim."""
+    store = _moved_claude_store(tmp_path / "store")
+    units = discover([store])
+    assert {("workdir", LATER[0]), ("branch", LATER[1])} <= {
         (i.kind, i.value) for i in identities(units)
     }
-    run = run_export([project.parent], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
-    assert not leaks(tmp_path / "out", list(later), run.errors, prefix=None)
+    run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert not leaks(tmp_path / "out", list(LATER), run.errors, prefix=None)
 
 
-def test_every_identity_a_converter_meets_was_read_before_the_run() -> None:
+def test_every_identity_a_converter_meets_was_read_before_the_run(tmp_path: Path) -> None:
     """The builder's record of identities (``Session.met``) is the oracle: what a reader met
     while converting a store must be among what its ``identities`` read cheaply, or the run
-    could not number it (checked here on the fixtures that hold identities of each kind)."""
+    could not number it (checked on the fixtures that hold identities of each kind, and on
+    a Claude Code session that moves to another folder and branch halfway)."""
     stores = [
+        _moved_claude_store(tmp_path / "moved"),
         UPSTREAM / "claude-code",
         UPSTREAM / "codex" / "real" / "codemie-code",
         UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home",
