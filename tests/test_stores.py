@@ -17,8 +17,14 @@ from trajset.pipeline import (
     sample_store,
 )
 from trajset.pipeline.errors import SessionReadError, UsageError
+from trajset.pipeline.stores import READERS, detect_kind, registry
 
-from .conftest import session_file
+from .conftest import UPSTREAM, session_file
+
+#: a Gemini CLI project's chats
+GEMINI_CHATS = (
+    UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home" / "tmp" / "recipe-box" / "chats"
+)
 
 
 def test_folder_discovery_is_recursive_and_sorted() -> None:
@@ -124,3 +130,30 @@ def test_files_reached_through_links_are_known_by_their_real_paths(
     for _ in range(2):  # resolved, then from the folders remembered
         assert [resolve(str(p)) for p in paths] == [os.path.realpath(p) for p in paths]
     assert len({resolve(str(p)) for p in paths[:4]}) == 1
+
+
+def test_a_file_two_readers_claim_goes_to_the_more_specific(tmp_path: Path) -> None:
+    """A Gemini CLI chat's first line has a ``sessionId``, so the Claude Code reader claims
+    it too (``Match.LAYOUT``); its ``projectHash`` is Gemini's own marker, which wins."""
+    [chat] = sorted(GEMINI_CHATS.glob("*.jsonl"))[:1]
+    one = Path(shutil.copy(chat, tmp_path / chat.name))
+    claims = {k for k, r in READERS.items() if r.detect(one)}
+    assert {"gemini-cli", "claude-code", "agentsession"} <= claims
+    assert detect_kind(one) == "gemini-cli"
+
+
+def test_two_kinds_that_claim_a_store_alike_are_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No order decides between equally specific readers: the user names the kind."""
+    from .toy_reader import ToyReader, write_toy_store
+
+    class Twin(ToyReader):
+        kind = "toy-twin"
+
+    monkeypatch.setattr(
+        "trajset.pipeline.stores.READERS", registry(*READERS.values(), ToyReader(), Twin())
+    )
+    write_toy_store(tmp_path / "toys", 1)
+    with pytest.raises(UsageError, match=r"each of toy, toy-twin; name its kind with --store"):
+        detect_kind(tmp_path / "toys")
