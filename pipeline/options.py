@@ -33,7 +33,6 @@ import tomllib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,7 @@ from trajset.redactors import (
 
 from . import tokenizing
 from .errors import UsageError
+from .flags import CONFIG_KEYS, Mode
 from .splits import Splits, parse_splits
 from .tokenizing import TokenizeOptions
 from .tree.policies import Policy, parse_policy, policy_label
@@ -64,41 +64,8 @@ def rule_errors_are_usage_errors() -> Iterator[None]:
         raise UsageError(str(exc)) from None
 
 
-class Mode(StrEnum):
-    """What to do when ``--out`` is not empty."""
-
-    error = "error"
-    overwrite = "overwrite"
-    resume = "resume"
-
-
-#: config key -> expected type (the ``[export]`` table)
-EXPORT_KEYS: dict[str, type] = {
-    "prefer": list,
-    "where": str,
-    "license": str,
-    "redact": list,
-    "secret_env": list,
-    "redact_terms": str,
-    "workers": int,
-    "no_redact": bool,
-    "store_kind": str,
-    "executor": str,
-    "ray_address": str,
-    "keep_state": bool,
-    "reader_option": list,
-    "home": list,
-    "max_media_bytes": int,
-    "dedup": str,
-    "dedup_threshold": float,
-    "kto_from": str,
-    "split": list,
-    "split_by": str,
-    "tokenizer": str,
-    "chat_template": str,
-    "max_tokens": int,
-    "overlong": str,
-}
+#: config key -> expected type (the ``[export]`` table), from the options' declaration
+EXPORT_KEYS: dict[str, type] = CONFIG_KEYS
 
 
 #: ``--dedup`` modes
@@ -351,10 +318,7 @@ def resolve(
 ) -> tuple[ExportOptions, RunOptions]:
     """Merge the command line (``None`` = not given), the config file and the defaults.
 
-    ``flags`` keys: prefer, store_kind, redact (list), no_redact, secret, secret_env,
-    redact_terms, where,
-    license, workers, executor, ray_address, keep_state, mode, reader_option, home,
-    max_media_bytes, dedup, dedup_threshold, kto_from, split, split_by, and ``tokenizing``'s.
+    ``flags``: a value (or None) for each option ``flags.FLAGS`` declares, by name.
     """
     conf, custom = load_config(config) if config else ({}, [])
     redact, names, rules, secrets = _redaction(flags, conf, custom)

@@ -2,35 +2,27 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .. import __version__
 from ..errors import UsageError
-from ..executors import EXECUTORS
+from ..flags import FLAGS, annotated
 from ..options import Mode, resolve
 from ..outputs.remote import default_stage, existing, is_url, upload
 from ..run.driver import default_workers, run_export
 from ..run.results import RunResult
 from ..sources import local_sources
-from ..stores import READERS, STORE_KINDS, option_help, sample_store
-from ..tree.policies import spellings
+from ..stores import READERS, sample_store
 from .errors import exits, fail
-from .tokenize import ChatTemplate, MaxTokens, Overlong, Tokenizer
-
-if TYPE_CHECKING:
-    StoreKind = str
-    ExecutorName = str
-else:
-    StoreKind = Literal[STORE_KINDS]
-    ExecutorName = Literal[tuple(EXECUTORS)]
 
 StoreArgs = Annotated[
     list[Path] | None,
@@ -39,20 +31,13 @@ StoreArgs = Annotated[
         show_default=False,
     ),
 ]
-
-
-StoreKindOption = Annotated[
-    StoreKind | None, typer.Option("--store-kind", help="Store kind (default: auto).")
-]
-ReaderOptions = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--reader-option",
-        help="NAME=VALUE for the store's reader; repeatable. "
-        + "; ".join(option_help())
-        + ". An option no reader of the run declares is an error.",
-    ),
-]
+#: ``--store-kind`` and ``--reader-option`` as the commands that read stores take them
+if TYPE_CHECKING:  # what they parse to; typer reads their declaration (flags.py)
+    StoreKindOption = str | None
+    ReaderOptions = list[str] | None
+else:
+    StoreKindOption = annotated("store_kind")
+    ReaderOptions = annotated("reader_option")
 
 
 def stores_or_sample(stores: list[Path] | None) -> list[Path]:
@@ -76,7 +61,6 @@ def all_local_stores(
     return list(dict.fromkeys([*(stores or []), *(s.path for s in found)]))
 
 
-@exits
 def export(
     stores: StoreArgs = None,
     out: Annotated[
@@ -101,133 +85,15 @@ def export(
             "--all-local", help="Also export every store `trajset sources` finds on this machine."
         ),
     ] = False,
-    store_kind: StoreKindOption = None,
-    prefer: Annotated[
-        list[str] | None,
-        typer.Option(help=f"{spellings()}; repeat to chain, the first decisive wins."),
-    ] = None,
-    redact: Annotated[
-        list[str] | None,
-        typer.Option(help="Add a redaction rule or group (pii, network, all) to the default set."),
-    ] = None,
-    no_redact: Annotated[
-        bool | None, typer.Option("--no-redact", help="Write the sessions unredacted.")
-    ] = None,
-    secret: Annotated[list[str] | None, typer.Option(help="A literal secret to redact.")] = None,
-    secret_env: Annotated[
-        list[str] | None, typer.Option(help="An environment variable whose value is a secret.")
-    ] = None,
-    redact_terms: Annotated[
-        Path | None,
-        typer.Option(
-            help="A file of names to redact as [REDACTED:term:N], one per line: people, "
-            "companies, codenames, hostnames (matched in any case, also inside paths, URLs "
-            "and identifiers). The manifest records how many, never the terms."
-        ),
-    ] = None,
-    where: Annotated[
-        str | None,
-        typer.Option(help='Keep trajectories matching a SQL filter, e.g. "outcome_score >= 0.5".'),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(help="Worker processes, or concurrent Ray tasks (default: CPUs)."),
-    ] = None,
-    executor: Annotated[
-        ExecutorName | None,
-        typer.Option(
-            help="local (this machine) or ray (pip install 'trajset[ray]'); default: local."
-        ),
-    ] = None,
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            help="Ray cluster to join with --executor ray (default: RAY_ADDRESS, else a Ray of its own "
-            "started for the run, even where another runs on this machine); "
-            "--out must then be on a filesystem every node sees."
-        ),
-    ] = None,
     strict: Annotated[
         bool,
         typer.Option(
             "--strict", help="Exit 1 when an input could not be exported (errors.parquet has rows)."
         ),
     ] = False,
-    mode: Annotated[
-        Mode | None,
-        typer.Option(
-            help="When --out is not empty (default: error): error refuses; overwrite writes the "
-            "new export beside the old one and swaps it in at the end; resume keeps the units "
-            "whose inputs and options are unchanged."
-        ),
-    ] = None,
-    keep_state: Annotated[
-        bool | None,
-        typer.Option(
-            "--keep-state",
-            help="Keep .trajset/ (each batch's parts and marker) after success, so that a later "
-            "--mode resume re-exports only the session files that changed.",
-        ),
-    ] = None,
     config: Annotated[Path | None, typer.Option(help="A TOML file of options.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
-    license_id: Annotated[
-        str | None, typer.Option("--license", help="License id for the card (default: other).")
-    ] = None,
-    reader_option: ReaderOptions = None,
-    home: Annotated[
-        list[str] | None,
-        typer.Option(help="A home folder outside /home, /Users, C:\\Users to replace by ~."),
-    ] = None,
-    dedup: Annotated[
-        str | None,
-        typer.Option(
-            help="sft rows and pairs a store holds twice (a copied session, or one copied and "
-            "continued): "
-            "exact leaves out equal rows and rows that are a prefix of another session's row "
-            "(listed in the manifest with duplicate_of); near also rows as similar as "
-            "--dedup-threshold to an earlier one (MinHash, pip install 'trajset[near]'); off "
-            "keeps every row. Default: exact."
-        ),
-    ] = None,
-    dedup_threshold: Annotated[
-        float | None,
-        typer.Option(help="With --dedup near: the estimated Jaccard similarity (default 0.8)."),
-    ] = None,
-    split: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="A split beside train, NAME=FRACTION of the sessions (repeatable, e.g. "
-            "--split validation=0.05 --split test=0.05); a session's trees and pairs all fall "
-            "in one split, by a stable hash of its id."
-        ),
-    ] = None,
-    split_by: Annotated[
-        str | None,
-        typer.Option(
-            help="Stratify --split by a trajectories column (e.g. outcome_pass): each value "
-            "gets each split's share of the sessions."
-        ),
-    ] = None,
-    kto_from: Annotated[
-        str | None,
-        typer.Option(
-            help="Where the kto rows come from: pairs (each pair's chosen side labelled true, "
-            "its rejected side false) or outcomes (each trajectory's own part, labelled by its "
-            "own pass verdict). Default: pairs."
-        ),
-    ] = None,
-    max_media_bytes: Annotated[
-        int | None,
-        typer.Option(
-            help="Media larger than this many bytes are not written: the document keeps "
-            "sha256:<hex> and errors lists them (media_too_large). Default: no limit."
-        ),
-    ] = None,
-    tokenizer: Tokenizer = None,
-    chat_template: ChatTemplate = None,
-    max_tokens: MaxTokens = None,
-    overlong: Overlong = None,
+    **given: Any,
 ) -> None:
     """Export every trajectory as ATIF v1.8 plus Parquet tables, laid out as a Hugging Face dataset.
 
@@ -235,14 +101,8 @@ def export(
 
     Example: trajset export ~/.agent/sessions --out s3://my-bucket/datasets/v3
     """
-    flags: dict[str, Any] = {
-        "prefer": prefer, "store_kind": store_kind, "redact": redact, "no_redact": no_redact,
-        "secret": secret, "secret_env": secret_env, "redact_terms": redact_terms, "where": where, "license": license_id,
-        "workers": workers, "executor": executor, "ray_address": ray_address, "keep_state": keep_state, "mode": mode, "reader_option": reader_option, "home": home,
-        "max_media_bytes": max_media_bytes, "dedup": dedup, "dedup_threshold": dedup_threshold,
-        "kto_from": kto_from, "split": split, "split_by": split_by, "tokenizer": tokenizer,
-        "chat_template": chat_template, "max_tokens": max_tokens, "overlong": overlong,
-    }  # fmt: skip
+    flags = {f.name: given.get(f.name) for f in FLAGS}  # the options declared once: flags.py
+    store_kind = flags["store_kind"]
     options, run = resolve(flags, config, default_workers())
     run = replace(run, fork=True)  # this process runs nothing else: the pool may be forked
     chosen = all_local_stores(stores, store_kind, quiet) if all_local else stores_or_sample(stores)
@@ -289,6 +149,18 @@ def export(
     if strict and result.errors:
         e = result.errors[0]
         fail(f"--strict: {e.source}{':' + str(e.line) if e.line else ''}: {e.kind}: {e.message}", 1)
+
+
+def _with_flags(command: Any) -> Any:
+    """``command`` taking, besides its own parameters, every option ``flags.FLAGS`` declares
+    (typer reads a command's parameters from its signature)."""
+    own = inspect.signature(command, eval_str=True, globals=globals())
+    fixed = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    command.__signature__ = own.replace(parameters=[*fixed, *(f.parameter() for f in FLAGS)])
+    return exits(command)
+
+
+export = _with_flags(export)
 
 
 class _ProgressBar:

@@ -4,39 +4,28 @@ options it shares with ``trajset export --tokenizer``."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..executors import make_executor
+from ..flags import annotated
 from ..options import RunOptions
 from ..run.driver import default_workers
 from ..tokenize import tokenize_export
 from ..tokenizing import parse_tokenize
 from .errors import exits, fail
 
-Tokenizer = Annotated[
-    str | None,
-    typer.Option(
-        help="Also write the tokenized configs, rendered with this tokenizer's chat template: "
-        "a folder (save_pretrained) or a Hub id. Needs pip install 'trajset[tokenize]'."
-    ),
-]
-ChatTemplate = Annotated[
-    Path | None,
-    typer.Option(help="A Jinja chat template file to render with instead of the tokenizer's."),
-]
-MaxTokens = Annotated[
-    int | None,
-    typer.Option(help="Rows longer than this many tokens are dropped or truncated (--overlong)."),
-]
-Overlong = Annotated[
-    str | None,
-    typer.Option(
-        help="drop (default) or truncate: cut an over-long row at the end of the last assistant "
-        "message that fits, never inside a message."
-    ),
-]
+if TYPE_CHECKING:  # what the options parse to; typer reads their declaration (flags.py)
+    Tokenizer = str | None
+    ChatTemplate = Path | None
+    MaxTokens = int | None
+    Overlong = str | None
+else:
+    Tokenizer = annotated("tokenizer")
+    ChatTemplate = annotated("chat_template")
+    MaxTokens = annotated("max_tokens")
+    Overlong = annotated("overlong")
 
 
 @exits

@@ -13,6 +13,7 @@ from typing import IO, Any
 from trajset.redactors import Redactor
 from trajset.schemas.records import ErrorRow
 
+from ..flags import FLAGS
 from ..options import ExportOptions, RunOptions
 from ..stores import SKIPS_LISTED, Unit
 from ..tables.tool_schemas import Shapes
@@ -189,20 +190,8 @@ class RunResult:
         counts = dict(sorted(self.counts.items()))
         return {
             "trajset_version": version,
-            "options": {
-                "prefer": options.policy_labels(),
-                "store_kind": options.store_kind,
-                "redact": options.redact,
-                "where": options.where,
-                "license": options.license,
-                "reader_options": dict(options.reader_options),
-                "homes": len(options.homes),  # how many --home paths (the paths name their users)
-                "max_media_bytes": options.max_media_bytes,
-                "dedup": options.dedup,
-                "dedup_threshold": options.dedup_threshold if options.dedup == "near" else None,
-                "kto_from": options.kto_from,
-                "split": dict(options.split),
-                "split_by": options.split_by,
+            "options": {  # what each option declares of itself (flags.FLAGS)
+                key: show(options) for f in FLAGS if f.manifest for key, show in [f.manifest]
             },
             "inputs": self.inputs,
             "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},
