@@ -54,7 +54,7 @@ CUT_CASES = [(kind, i) for kind, i in CASES if FIXTURES[kind][i].cut]
 
 @pytest.fixture
 def readers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Reader]]:
-    """``READERS`` with the toy reader registered before the fallback reader."""
+    """``READERS`` with the toy reader registered beside the others."""
     with_toy = registry(*READERS.values(), ToyReader())  # its order decides nothing
     monkeypatch.setattr("trajset.pipeline.stores.READERS", with_toy)
     yield with_toy
@@ -65,8 +65,7 @@ def case(
     request: pytest.FixtureRequest, tmp_path: Path, readers: dict[str, Reader]
 ) -> tuple[str, Path]:
     """(kind, a store of that kind laid out in the test's folder), for every fixture."""
-    kind, i = request.param
-    return kind, lay_out(FIXTURES[kind][i], tmp_path / f"{kind}-{i}")
+    return _laid_out(request.param, tmp_path)
 
 
 @pytest.fixture(params=CUT_CASES, ids=[f"{k}-{i}" for k, i in CUT_CASES])
@@ -74,7 +73,11 @@ def cut_case(
     request: pytest.FixtureRequest, tmp_path: Path, readers: dict[str, Reader]
 ) -> tuple[str, Path]:
     """``case``, for the fixtures a cut leaves a prefix of."""
-    kind, i = request.param
+    return _laid_out(request.param, tmp_path)
+
+
+def _laid_out(param: tuple[str, int], tmp_path: Path) -> tuple[str, Path]:
+    kind, i = param
     return kind, lay_out(FIXTURES[kind][i], tmp_path / f"{kind}-{i}")
 
 
