@@ -94,6 +94,7 @@ Item = Annotated[dict[str, JSON], AfterValidator(_item)]
 #: einox's ``ok: false``, a non-zero exit code), so the quality columns read no store's own
 TOOL_FAILED = "trajset:failed"  # true
 TOOL_EXIT_CODE = "trajset:exit_code"  # an integer; non-zero is a failure
+RECORDED_COST = "trajset:cost_usd"  # on a response: its cost in US dollars, as recorded
 
 
 class ItemEntry(EntryBody):

@@ -9,10 +9,12 @@ system or user steps.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from trajset.schemas.entries import (
+    RECORDED_COST,
     BranchSummaryEntry,
     CompactionEntry,
     ConfigEntry,
@@ -58,18 +60,23 @@ def _agent_message(items: list[JSON]) -> JSON:
     return "\n".join(c for c in contents if isinstance(c, str))
 
 
-def _metrics(w: Walk, model: str, usage_raw: JSON, cost: CostFn | None) -> dict[str, JSON]:
+def _metrics(
+    w: Walk, model: str, usage_raw: JSON, cost: CostFn | None, recorded: JSON = None
+) -> dict[str, JSON]:
+    """A response's metrics; its cost is the one its store recorded (``RECORDED_COST``),
+    else what ``cost`` prices its usage at, and is added to the trajectory's total."""
     usage = encode_usage(usage_raw)
     metrics: dict[str, JSON] = {
         "prompt_tokens": usage["input_tokens"],
         "completion_tokens": usage["output_tokens"],
         "cached_tokens": usage["input_tokens_details"]["cached_tokens"],
     }
-    if cost is not None:
+    usd = _dollars(recorded)
+    if usd is None and cost is not None:
         usd = cost(model, usage_raw)
-        if usd is not None:
-            metrics["cost_usd"] = usd
-            w.cost = (w.cost or 0.0) + usd
+    if usd is not None:
+        metrics["cost_usd"] = usd
+        w.cost = (w.cost or 0.0) + usd
     reasoning_tokens = usage["output_tokens_details"]["reasoning_tokens"]
     if reasoning_tokens > 0:
         metrics["extra"] = {"reasoning_tokens": reasoning_tokens}
@@ -79,12 +86,20 @@ def _metrics(w: Walk, model: str, usage_raw: JSON, cost: CostFn | None) -> dict[
     return metrics
 
 
+def _dollars(value: JSON) -> float | None:
+    """A recorded cost: a finite number of at least 0 (a reader checked it; a file written
+    by hand may hold anything, which is no cost)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and math.isfinite(value) and value >= 0 else None
+
+
 def _response_extras(
     w: Walk, step: JSON, extra: JSON, e: Entry, rb: ResponseEntry, cost: CostFn | None
 ) -> None:
     extra["openresponses"]["response"] = response_record(e, rb)
     if rb.usage is not None:
-        step["metrics"] = _metrics(w, step.get("model_name", ""), rb.usage, cost)
+        recorded = e.raw.get(RECORDED_COST)
+        step["metrics"] = _metrics(w, step.get("model_name", ""), rb.usage, cost, recorded)
     if rb.status and rb.status != "completed":
         extra["status"] = rb.status
     if rb.error is not None:

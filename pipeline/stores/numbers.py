@@ -61,6 +61,20 @@ def count(notes: list[Issue], value: JSON, field: str, source: str, line: int | 
     return None
 
 
+def cost(
+    notes: list[Issue], value: JSON, field: str, source: str, line: int | None
+) -> float | None:
+    """``value`` as a cost in US dollars (a finite number, at least 0): None when it is
+    missing, None (noted in ``notes``) when it is anything else."""
+    if value is None or value == "":
+        return None
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and math.isfinite(value) and value >= 0:
+        return float(value)
+    note(notes, value, field, source, line, "a cost in US dollars (a finite number, at least 0)")
+    return None
+
+
 def counts(
     notes: list[Issue],
     d: Mapping[str, JSON],

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from trajset.schemas.entries import RECORDED_COST
 from trajset.schemas.openresponses import text_message
 from trajset.schemas.session import Issue
 from trajset.schemas.timestamps import RFC3339_RE
@@ -22,7 +23,7 @@ from trajset.schemas.timestamps import RFC3339_RE
 from ...atif.items import CallIds, step_items
 from ...jsonio import dumps_compact
 from .. import numbers
-from ..numbers import counts
+from ..numbers import cost, counts
 
 JSON = Any
 #: step members that have an equivalent in the entries; the rest go in ``harbor:step``
@@ -168,8 +169,12 @@ def _response(
     if isinstance(name, str) and name:
         body["model"] = name
     metrics = step.get("metrics")
-    if (u := usage(notes, metrics, source, f"step {step.get('step_id')} metrics")) is not None:
+    where = f"step {step.get('step_id')} metrics"
+    if (u := usage(notes, metrics, source, where)) is not None:
         body["usage"] = u
+        spent = metrics.get("cost_usd") if isinstance(metrics, dict) else None
+        if (usd := cost(notes, spent, f"{where}.cost_usd", source, None)) is not None:
+            body[RECORDED_COST] = usd
     if isinstance(metrics, dict) and (rest := {k: v for k, v in metrics.items() if k not in USAGE}):
         body["harbor:metrics"] = rest
     return body

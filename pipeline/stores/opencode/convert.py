@@ -22,10 +22,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from trajset.schemas.entries import RECORDED_COST
 from trajset.schemas.openresponses import text_message
 from trajset.schemas.timestamps import MAX_MS, ms_to_rfc3339
 
 from ..draft import SessionDraft
+from ..numbers import cost
 from .forks import Segment, Tree
 from .records import Message, as_ms, obj
 from .tools import (
@@ -289,11 +291,16 @@ class Converter:
         if model_of(m.info):
             body["model"] = model_of(m.info)
         has_finish = any(p.get("type") == "step-finish" for p in m.parts)
-        tokens = finish.get("tokens") if finish else None if has_finish else m.info.get("tokens")
+        of = finish if finish else None if has_finish else m.info  # the step's, else the message's
+        tokens = of.get("tokens") if of else None
         where = f"message {m.id} step {rid} tokens"
         if (u := usage(self.draft.notes, tokens, where)) is not None:
             body["usage"] = u
             st.tokens = tokens_total(self.draft.notes, tokens, u, where)
+            spent = of.get("cost") if of else None
+            usd = cost(self.draft.notes, spent, f"message {m.id} step {rid} cost", "", None)
+            if usd is not None:
+                body[RECORDED_COST] = usd
         if finish is None:
             body |= {"status": "incomplete", "incomplete": {"reason": "interrupted"}}
         elif finish.get("reason") == "length":

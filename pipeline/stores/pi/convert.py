@@ -15,13 +15,13 @@ import json
 from collections import Counter
 from typing import Any
 
-from trajset.schemas.entries import TOOL_FAILED
+from trajset.schemas.entries import RECORDED_COST, TOOL_FAILED
 from trajset.schemas.openresponses import text_message
 from trajset.schemas.session import Issue
 
 from .. import numbers
 from ..draft import SessionDraft
-from ..numbers import count, counts
+from ..numbers import cost, count, counts
 
 JSON = Any
 ROOT = "config"
@@ -229,6 +229,10 @@ def _response(eid: str, m: JSON, at: tuple[str, int | None], notes: list[Issue])
                           ("errorMessage", "error_message")) if m.get(k) is not None}  # fmt: skip
     if isinstance(m.get("usage"), dict) and "cost" in m["usage"]:
         body["pi:cost"] = m["usage"]["cost"]
+        spent = m["usage"]["cost"]
+        total = spent.get("total") if isinstance(spent, dict) else None
+        if (usd := cost(notes, total, "message.usage.cost.total", *at)) is not None:
+            body[RECORDED_COST] = usd
     return body
 
 
