@@ -68,7 +68,14 @@ def step_messages(step: dict[str, JSON]) -> list[dict[str, JSON]]:
     if source == "agent":
         calls = step.get("tool_calls") or []
         names = {c["tool_call_id"]: c["function_name"] for c in calls}
-        trainable = not step.get("is_copied_context") and step.get("llm_call_count") != 0
+        # the model's own answer: not a copied context, not a call that made no answer, and
+        # not a response that did not complete (failed, aborted, interrupted, cut short):
+        # what it holds is context at most
+        trainable = (
+            not step.get("is_copied_context")
+            and step.get("llm_call_count") != 0
+            and extra.get("status", "completed") == "completed"
+        )
         out = [
             _message(
                 "assistant",

@@ -139,6 +139,19 @@ def _assistant_items(r: Record) -> list[tuple[dict[str, JSON], dict[str, JSON]]]
     return out
 
 
+#: the model Claude Code names on messages it wrote itself (an API error notice, an
+#: interruption), which no model produced
+SYNTHETIC = "<synthetic>"
+
+
+def _text(r: Record) -> str:
+    content = (r.raw.get("message") or {}).get("content")
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return "".join(str(b.get("text") or "") for b in blocks if isinstance(b, dict))
+
+
 def response_key(r: Record) -> tuple[str, str]:
     m = r.raw.get("message") or {}
     return str(m.get("id") or r.uuid), str(r.raw.get("requestId") or "")
@@ -206,8 +219,13 @@ def _record(
             cur = e.draft.add("item", r.uuid if i == 0 else f"{r.uuid}:{i}", cur, r.ts, **body)
             first = first or cur
         if r.kind == "assistant" and last_piece.get(key) == r.uuid:
-            e.model = str((r.raw.get("message") or {}).get("model") or e.model)
-            body = {"response_id": "|".join(key), "model": e.model, "status": "completed"}
+            model = str((r.raw.get("message") or {}).get("model") or e.model)
+            body = {"response_id": "|".join(key), "model": model, "status": "completed"}
+            if r.raw.get("isApiErrorMessage") is True:  # Claude Code's notice, no model's answer
+                body["status"] = "failed"
+                body["error"] = {"code": "api_error", "message": _text(r)}
+            elif model != SYNTHETIC:
+                e.model = model
             if (usage := _usage(r, e.draft.notes)) is not None:
                 body["usage"] = usage
             body["claude:fields"] = _fields(r)
