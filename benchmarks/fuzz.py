@@ -2,8 +2,8 @@
 
     python benchmarks/fuzz.py --minutes 10 --seed 1 [--keep DIR] [--small-slices]
 
-Each round takes a seed input of one registered store kind (every kind in ``READERS``
-must have a seed in ``SEEDS``, or the runner refuses to start), mutates one of its files (truncate at a byte offset,
+Each round takes a seed input of one registered store kind (one of its reader's declared
+``fixtures``; a reader without any stops the runner at its start), mutates one of its files (truncate at a byte offset,
 flip bytes, insert or delete bytes, drop, repeat or swap lines, replace a value's type) and
 exports it.  Invariants: the export returns (no exception reaches the caller); every input
 session is accounted for (read = exported + failed) and every unit is counted; nothing is
