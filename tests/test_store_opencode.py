@@ -435,3 +435,26 @@ def test_a_message_time_beyond_year_9999_is_noted_and_the_session_exports(
     assert "100000000000000000 is not a time in years 1 to 9999" in row.message
     assert run.counts["reader/values_out_of_range"] == 1
     assert sid in {r["session_id"] for r in table(tmp_path / "out", "trajectories")}
+
+
+def test_each_model_call_is_one_assistant_message_with_its_usage(tmp_path: Path) -> None:
+    """Found in issue 62: a step's tool output was written before its ``step-finish``, so each
+    model call that called tools became two assistant messages: the calls without usage, then
+    an empty, trainable one holding the usage (6 of 23 trainable messages in this database).
+    A step's results now follow its response."""
+    out = export(SQLITE, tmp_path / "out")
+    said = [
+        m
+        for r in table(out, "sft")
+        for m in r["messages"]
+        if m["role"] == "assistant" and m["trainable"]
+    ]
+    assert said and all(m["content"] or m["tool_calls"] or m["reasoning_content"] for m in said)
+    steps = {(s["session_id"], s["entry_id"]): s for s in table(out, "steps")}
+    calls = [s for s in steps.values() if s["source"] == "agent" and s["tool_calls"]]
+    bare = [s["session_id"] for s in calls if not s["prompt_tokens"]]
+    # but one: the pending /undo inside a model call keeps what ran before the undone part
+    # (the edit and its result); the call's usage is on the undone branch's response
+    assert len(calls) > 8 and bare == ["ses_394a2bd3fffeglkjhJVjlGE38T"]
+    assert not [s for s in steps.values() if s["source"] == "agent" and not s["message"]
+                and not s["tool_calls"] and not s["reasoning_content"]]  # fmt: skip

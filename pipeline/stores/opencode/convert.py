@@ -106,6 +106,8 @@ class Converter:
         self.beyond: set[int] = set()  # the times beyond year 9999 noted so far
         self.summaries: dict[str, Message] = {}  # compaction request id -> its summary
         self.requests: dict[str, Message] = {}  # summary id -> its request
+        #: the open step's tool calls (part, call item), whose results follow its response
+        self.results: list[tuple[dict[str, JSON], dict[str, JSON]]] = []
         for seg in tree.segments:
             own = {m.id: m for m in seg.session.messages[seg.start :]}
             for m in own.values():
@@ -232,15 +234,19 @@ class Converter:
             rid = str(finish["id"]) if finish else f"{m.id}:step{n}"
             start = next((p for p in step if p.get("type") == "step-start"), None)
             wrote = False
+            self.results = []  # the step's tool results: after its response (one model call)
             for p in step:
                 if revert.anchor == m.id and revert.part == p["id"]:
+                    self.answer(seg, st)  # what ran before the undone part is kept, results too
                     revert.fork_point = st.tail
                 if p is finish:
                     last = self.response(st, m, rid, p, start)
+                    self.answer(seg, st)
                 elif p is not start:
                     wrote |= self.part(seg, st, m, p, rid)
             if finish is None and (wrote or (n == len(steps) - 1 and last is None)):
                 last = self.response(st, m, rid, None, start)
+            self.answer(seg, st)
         error = m.info.get("error")
         if isinstance(error, dict) and last is not None:
             self.failed(st, m, error, last)
@@ -274,13 +280,22 @@ class Converter:
         if reason is not None:
             st.tail = self.put("decision", f"{pid}:decision", st.tail, call_id=item["call_id"], target=call, verdict="reject", by="human", reason=reason)  # fmt: skip
             self.counts["rejections"] += 1
-        output, extra = output_of(p)
-        out = {"type": "function_call_output", "call_id": item["call_id"], "output": output}
-        st.tail = self.put("item", f"{pid}:output", st.tail, item=out, **extra)
-        child = child_of(p, self.children.get(seg.session.id, {})) if item["name"] == "task" else ""
-        if child:
-            self.spawned.setdefault(child, item["call_id"])
-            st.tail = self.put("link", f"{pid}:link", st.tail, rel="subsession", session=child, call_id=item["call_id"])  # fmt: skip
+        self.results.append((p, item))
+
+    def answer(self, seg: Segment, st: State) -> None:
+        """The results of the step's tool calls, after the step's response: the model made
+        its calls in one call, and saw their results in the next."""
+        for p, item in self.results:
+            pid = str(p["id"])
+            output, extra = output_of(p)
+            out = {"type": "function_call_output", "call_id": item["call_id"], "output": output}
+            st.tail = self.put("item", f"{pid}:output", st.tail, item=out, **extra)
+            name = item["name"]
+            child = child_of(p, self.children.get(seg.session.id, {})) if name == "task" else ""
+            if child:
+                self.spawned.setdefault(child, item["call_id"])
+                st.tail = self.put("link", f"{pid}:link", st.tail, rel="subsession", session=child, call_id=item["call_id"])  # fmt: skip
+        self.results = []
 
     def response(
         self, st: State, m: Message, rid: str, finish: JSON, start: JSON
