@@ -14,7 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from trajset.pipeline import sample_store
-from trajset.pipeline.stores import READERS, Fixture
+from trajset.pipeline.errors import UnitFailed
+from trajset.pipeline.stores import READERS, Fixture, Unit, load_unit
+from trajset.redactors.identities import Identity
+from trajset.schemas.session import Session
 
 from .builder import write_sqlite_store
 from .conftest import UPSTREAM, session_file
@@ -87,3 +90,16 @@ def fixtures(with_toy: bool = False) -> dict[str, tuple[Fixture, ...]]:
     """Store kind -> its reader's fixtures, for every registered reader (and the toy one)."""
     out = {kind: reader.fixtures for kind, reader in READERS.items()}
     return out | {ToyReader.kind: ToyReader.fixtures} if with_toy else out
+
+
+def met(units: list[Unit]) -> list[Identity]:
+    """Every identity the units' converters met (``Session.met``); a unit that fails whole
+    meets none (its error row is another test's)."""
+    found: list[Identity] = []
+    for u in units:
+        try:
+            loaded = load_unit(u)
+        except UnitFailed:  # an owner folder of none (einox), a database that does not open
+            continue
+        found += [Identity(k, v) for s in loaded if isinstance(s, Session) for k, v in s.met]
+    return found

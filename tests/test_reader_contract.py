@@ -38,10 +38,10 @@ from trajset.pipeline.stores import (
     reader_for,
     registry,
 )
-from trajset.redactors.identities import Identity, named
+from trajset.redactors.identities import named
 from trajset.schemas.session import Session
 
-from .fixture_stores import fixtures, lay_out
+from .fixture_stores import fixtures, lay_out, met
 from .planting import leaks, plant_all
 from .toy_reader import ToyReader
 
@@ -320,14 +320,6 @@ def test_each_reader_reads_the_identities_it_declares(
     assert bool(found) == bool(declared), declared
 
 
-def _loaded(unit: Unit) -> list[Session | UnitFailed]:
-    """What a unit loads; nothing for one that fails whole (its error row is checked above)."""
-    try:
-        return load_unit(unit)
-    except UnitFailed:
-        return []
-
-
 def test_no_identity_a_reader_declares_reaches_an_output(
     case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
@@ -337,14 +329,7 @@ def test_no_identity_a_reader_declares_reaches_an_output(
     reader whose cheap pass misses a field would otherwise write verbatim."""
     _, store = case
     units = discover([store])
-    met = [
-        Identity(kind, value)
-        for u in units
-        for s in _loaded(u)
-        if isinstance(s, Session)
-        for kind, value in s.met
-    ]
-    values = sorted({i.value for i in named([*identities(units), *met])})
+    values = sorted({i.value for i in named([*identities(units), *met(units)])})
     out = tmp_path / "out"
     run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
     found = leaks(out, values, run.errors, prefix=None)

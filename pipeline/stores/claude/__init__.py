@@ -122,9 +122,9 @@ class ClaudeCodeReader(ConvertingReader["Read", "Trunk | Agent"]):
 
     def read(self, path: Path, unit: Unit, earlier: list[Read]) -> Read:
         """A session file's records, numbered on from the unit's earlier files."""
-        start = sum(len(r.records) + 1 for r in earlier)
+        start = earlier[-1].end if earlier else 0
         records, issues = read_lines(path, start)
-        return Read(path, records, issues)
+        return Read(path, records, issues, start + len(records) + 1)
 
     def join(self, read: list[Read], unit: Unit) -> list[Trunk | Agent]:
         """Each session file (a resumed session's replayed prefix kept once, in the earliest
@@ -245,11 +245,13 @@ def _links(
 
 @dataclass(frozen=True)
 class Read:
-    """A session file's records (``read_lines``) and its problems."""
+    """A session file's records (``read_lines``), its problems, and where the next file's
+    records are numbered from (their positions run on across the unit's files)."""
 
     path: Path
     records: list[Record]
     issues: list[Issue]
+    end: int
 
 
 @dataclass(frozen=True)
