@@ -138,13 +138,14 @@ def _entries(store: Path) -> dict[str, list[str]]:
 
 
 def _is_prefix(cut: list[str], whole: list[str]) -> bool:
-    """``cut`` is the start of ``whole``, but for its last entry or two: a converter closes
-    the turn it was cut in early (its ``response`` entry, named after the last item it saw)."""
+    """``cut`` is the start of ``whole``, but for its last entries: a converter closes the
+    model call it was cut in early (an event standing in for the item cut off, the call's
+    ``response`` entry named after the last item it saw, the leaf label naming that)."""
     same = next(
         (n for n, (a, b) in enumerate(zip(cut, whole, strict=False)) if a != b),
         min(len(cut), len(whole)),
     )
-    return same >= len(cut) - 2
+    return same >= len(cut) - 3
 
 
 def test_a_file_cut_anywhere_keeps_its_complete_prefix_and_reports_the_tail(

@@ -4,11 +4,8 @@ The lines are read in the order they were written; a line whose parent is not
 the line before it (a rollback's fork, a fork's or a revert segment's first
 line) continues from the state saved at its parent.  The state is small: the
 last entry on the path, the model in force, the last usage total counted, the
-open model call, turn and prompt.  A model call is the output items since the
-last input: they get one ``response`` entry, at the call's ``token_count`` (its
-``last_token_usage``, a repeat of the previous total skipped) or, with no usage
-written, at the next input.  Turns are runs; an aborted turn an outcome that
-never passes.  Events that repeat an item are members of its entry; every other
+open model call (``calls``: where a call ends and whose usage is whose), turn and
+prompt.  Turns are runs; an aborted turn an outcome that never passes.  Events that repeat an item are members of its entry; every other
 record is a ``codex:<type>`` entry.
 """
 
@@ -16,40 +13,24 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ..draft import SessionDraft
+from .calls import Calls, Counted, State
 from .events import Duplicates, is_context, is_prompt
 from .items import call_item, output_item, reasoning_config, reasoning_item, text_message, usage
 from .lineage import Tree
 from .rollouts import Line
 
 JSON = Any
-CALLS = ("function_call", "custom_tool_call", "local_shell_call")
-OUTPUTS = ("function_call_output", "custom_tool_call_output")
+CALLS = ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call")
+OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
 
 
-@dataclass
-class State:
-    """What the conversion of a path knows after a line (copied at forks)."""
-
-    tail: str | None = None  # the last entry on the path
-    ts: str = "1970-01-01T00:00:00Z"
-    model: str = ""
-    reasoning: JSON = None
-    total: JSON = None  # the last total_token_usage counted
-    call: str = ""  # the open model call's response id
-    call_last: str = ""  # its last item
-    run: str = ""  # the open turn
-    pending: tuple[str, ...] = ()  # calls of the open turn without an output
-    prompt: str = ""  # the open turn's typed prompt
-    compaction: JSON = None  # the last compaction, until a model call follows it
-
-
-class Converter:
+class Converter(Calls):
     """Entries of one tree (``convert``)."""
 
     def __init__(self, tree: Tree, draft: SessionDraft) -> None:
@@ -60,63 +41,6 @@ class Converter:
         self.current = ""  # the entry the thread's current leaf is
         self.instructions = _instructions(tree.root.meta)
         self.first_model = _first_model(tree)
-
-    def put(self, s: State, eid: str, entry_type: str, **body: JSON) -> str:
-        """An entry below the segment's tail, at its time; it becomes the tail."""
-        s.tail = self.draft.add(entry_type, eid, s.tail, s.ts, **body)
-        return eid
-
-    # ---------------------------------------------------------------- model calls
-
-    def open_call(self, s: State, line: Line) -> str:
-        if not s.call:
-            s.call = line.key
-        return s.call
-
-    def close_call(
-        self, s: State, status: str = "completed", eid: str = "", use: JSON = None
-    ) -> None:
-        """The open call's ``response`` entry (``eid``: its token_count's line)."""
-        if not s.call:
-            if use is not None:
-                self.unclaimed_usage(s, eid, use)
-            return
-        body: dict[str, JSON] = {"response_id": s.call, "status": status}
-        if s.model:
-            body["model"] = s.model
-        if use is not None:
-            body["usage"] = use
-        self.put(s, eid or f"{s.call_last}:response", "response", **body)
-        self.counts["responses"] += 1
-        s.call = s.call_last = ""
-        s.compaction = None
-
-    def unclaimed_usage(self, s: State, eid: str, use: JSON) -> None:
-        """Usage with no open call: the summarising call of the compaction just made, else a
-        call whose output was not written (a ``response`` entry with no items)."""
-        if isinstance(s.compaction, dict) and "usage" not in s.compaction:
-            s.compaction["usage"] = use
-            s.compaction = None
-            return
-        body: dict[str, JSON] = {"response_id": eid, "status": "completed", "usage": use}
-        if s.model:
-            body["model"] = s.model
-        self.put(s, eid, "response", **body)
-        self.counts["responses_without_items"] += 1
-
-    def output(self, s: State, line: Line, item: JSON, **extra: JSON) -> None:
-        """An item the model produced, in the open call."""
-        rid = self.open_call(s, line)
-        s.call_last = self.put(s, line.key, "item", item=item, response=rid, **extra)
-
-    def note_usage(self, use: JSON) -> None:
-        """The thread's usage totals, for ``inspect``."""
-        self.counts["usage/input_tokens"] += use["input_tokens"]
-        self.counts["usage/cached_tokens"] += use["input_tokens_details"]["cached_tokens"]
-        self.counts["usage/output_tokens"] += use["output_tokens"]
-        self.counts["usage/reasoning_tokens"] += use["output_tokens_details"]["reasoning_tokens"]
-
-    # ---------------------------------------------------------------- the lines
 
     def line(self, s: State, line: Line, dups: Duplicates, is_root: bool) -> None:
         """The entries of one line (none for an event that repeats an item)."""
@@ -209,7 +133,8 @@ def _response_item(c: Converter, s: State, line: Line, dups: Duplicates) -> None
         s.pending = tuple(x for x in s.pending if x != item["call_id"])
     elif kind == "ghost_snapshot":
         c.counts["ghost_snapshots_skipped"] += 1
-    elif kind.endswith("_output") or kind == "compaction":
+    elif kind.endswith("_output") or kind in ("compaction", "agent_message"):
+        # agent_message (0.146+): a message between agents, delivered to the thread
         c.close_call(s)
         c.put(s, line.key, "item", item={"type": f"codex:{kind}", "payload": p})
     else:  # web_search_call, image_generation_call, tool_search_call, ...: model output
@@ -257,9 +182,7 @@ def _token_count(c: Converter, s: State, line: Line) -> None:
         return
     s.total = total
     c.note_usage(use)
-    c.close_call(s, eid=line.key, use=use)
-    if c.draft.entries and c.draft.last["id"] == line.key:
-        c.draft.last["codex:token_count"] = {k: v for k, v in line.payload.items() if k != "type"}
+    c.place_usage(s, Counted(line.key, use, {k: v for k, v in line.payload.items() if k != "type"}))
 
 
 def _run_end(c: Converter, s: State, line: Line, reason: str, aborted: bool) -> None:
@@ -344,6 +267,7 @@ def convert(tree: Tree, dups: dict[str, Duplicates], draft: SessionDraft) -> Con
     ends: dict[str, str | None] = {}
     for pl in placed:
         if pl.parent != prev:
+            _end_path(c, s, ends, prev)
             s = replace(saved.get(pl.parent) or saved[None])
         key = pl.line.key
         c.line(s, pl.line, dups[pl.rollout.rollout], is_root=key == root)
@@ -354,8 +278,18 @@ def convert(tree: Tree, dups: dict[str, Duplicates], draft: SessionDraft) -> Con
             saved[key] = replace(s)
         ends[key] = s.tail
         prev = key
+    _end_path(c, s, ends, prev)
     c.current = ends.get(tree.current) or ""
     return c
+
+
+def _end_path(c: Converter, s: State, ends: dict[str, str | None], last: str | None) -> None:
+    """A path's last call, when the file ends before anything closes it (0.47 writes its
+    usage before its items, so nothing follows a final answer)."""
+    if s.call or s.held is not None:
+        c.close_call(s)
+        if last is not None:
+            ends[last] = s.tail
 
 
 def _prime(s: State, tree: Tree) -> None:

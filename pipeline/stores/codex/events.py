@@ -1,7 +1,8 @@
 """Which lines repeat which (specs/codex.md §1.5, §3): events beside the items they copy.
 
 ``user_message``, ``agent_message`` and ``agent_reasoning`` events repeat the text
-of a ``response_item`` written within a millisecond; the item is canonical and the
+of a ``response_item`` written within a millisecond (a prompt's item without the tags
+its images are wrapped in); the item is canonical and the
 event becomes a member of its entry.  An event with no such item (the Desktop
 build writes prompts only as events) stands in for it.  ``*_end`` events carry a
 tool call's exit code, diff and duration: they become members of the call's
@@ -45,7 +46,18 @@ _BOUNDARIES = frozenset(
         "compacted",
     }
 )
+#: a prompt's event may come before the ``task_started`` of the turn its item opens (0.146)
+_PROMPT_BOUNDARIES = _BOUNDARIES - {"event_msg/task_started"}
 _REACH = 24
+
+
+def is_image_tag(text: str) -> bool:
+    """The text parts Codex wraps a prompt's image in (``<image>`` or ``<image name=[Image
+    #1]>`` before it, ``</image>`` after: ``codex-rs/protocol/src/models.rs``); its user
+    message event leaves them out."""
+    return text in ("<image>", "</image>") or (
+        text.startswith("<image name=") and text.endswith(">")
+    )
 
 
 def parts_text(content: JSON, kinds: tuple[str, ...]) -> str:
@@ -54,7 +66,9 @@ def parts_text(content: JSON, kinds: tuple[str, ...]) -> str:
     if not isinstance(content, list):
         return ""
     return "".join(
-        str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") in kinds
+        str(p.get("text") or "")
+        for p in content
+        if isinstance(p, dict) and p.get("type") in kinds and not is_image_tag(str(p.get("text")))
     )
 
 
@@ -131,9 +145,10 @@ def _match(
 ) -> int | None:
     """The nearest unmatched item of kind ``want`` with ``text``, in ``i``'s turn."""
     kind, role = want
+    stops = _PROMPT_BOUNDARIES if role == "user" else _BOUNDARIES
     for step in (1, -1):
         j = i + step
-        while 0 <= j < len(lines) and abs(j - i) <= _REACH and lines[j].kind not in _BOUNDARIES:
+        while 0 <= j < len(lines) and abs(j - i) <= _REACH and lines[j].kind not in stops:
             line = lines[j]
             if (
                 j not in taken

@@ -2,7 +2,9 @@
 
 Function calls are kept as they are; a ``custom_tool_call`` (freeform
 ``apply_patch``) becomes a function call whose arguments are ``{"input": ...}``,
-a ``local_shell_call`` one named ``local_shell`` whose arguments are its action.
+a ``local_shell_call`` one named ``local_shell`` whose arguments are its action,
+a ``tool_search_call`` (0.140+) one named ``tool_search`` whose arguments are its
+``arguments`` and whose ``tool_search_output`` is the tools found, as JSON text.
 A call's output gets the exit code that its ``*_end`` event, its
 ``exec_command`` header (``Process exited with code N``) or its custom output's
 metadata says, as ``trajset:exit_code``.  Usage comes from ``last_token_usage``.
@@ -33,14 +35,22 @@ def call_item(payload: dict[str, JSON]) -> tuple[dict[str, JSON], dict[str, JSON
     if kind == "function_call":
         return payload, {}
     call_id = str(payload.get("call_id") or payload.get("id") or "")
-    if kind == "custom_tool_call":
+    if kind == "tool_search_call":  # 0.140+: the model searching the tools it may call
+        item = {
+            "type": "function_call",
+            "call_id": call_id,
+            "name": "tool_search",
+            "arguments": dumps_compact(payload.get("arguments") or {}),
+        }
+        extra: dict[str, JSON] = {"codex:tool_kind": "tool_search"}
+    elif kind == "custom_tool_call":
         item = {
             "type": "function_call",
             "call_id": call_id,
             "name": str(payload.get("name") or ""),
             "arguments": json.dumps({"input": payload.get("input")}, ensure_ascii=False),
         }
-        extra: dict[str, JSON] = {"codex:tool_kind": "custom"}
+        extra = {"codex:tool_kind": "custom"}
     else:  # local_shell_call
         item = {
             "type": "function_call",
@@ -49,9 +59,9 @@ def call_item(payload: dict[str, JSON]) -> tuple[dict[str, JSON], dict[str, JSON
             "arguments": json.dumps(payload.get("action"), ensure_ascii=False),
         }
         extra = {"codex:tool_kind": "local_shell"}
-    rest = {
-        k: v for k, v in payload.items() if k not in ("type", "call_id", "name", "input", "action")
-    }
+    used: tuple[str, ...] = ("type", "call_id", "name", "input", "action")
+    used += ("arguments",) if kind == "tool_search_call" else ()
+    rest = {k: v for k, v in payload.items() if k not in used}
     if rest:
         extra["codex:call"] = rest
     return item, extra
@@ -62,6 +72,8 @@ def output_item(
 ) -> tuple[dict[str, JSON], dict[str, JSON]]:
     """(function_call_output item, extra members) of a call's output and its ``*_end`` events."""
     output = payload.get("output")
+    if payload.get("type") == "tool_search_output":  # the tools found, as the model reads them
+        output = dumps_compact(payload.get("tools") or [])
     if isinstance(output, dict):  # {content, success} in some builds
         output = (
             output.get("content")
@@ -78,6 +90,11 @@ def output_item(
     extra: dict[str, JSON] = {}
     if payload.get("type") == "custom_tool_call_output":
         extra["codex:tool_kind"] = "custom"
+    elif payload.get("type") == "tool_search_output":
+        extra["codex:tool_kind"] = "tool_search"
+        rest = {k: v for k, v in payload.items() if k not in ("type", "call_id", "tools")}
+        if rest:
+            extra["codex:output"] = rest
     text = output if isinstance(output, str) else ""
     code = _exit_code(payload, text)
     for end in ends:
