@@ -5,9 +5,12 @@ context records (the environment message, slash commands, hooks, "Please
 continue") are hidden context, never prompts.  A ``gemini`` record is a model
 call: one reasoning item for its thought summaries, its visible text, a
 function call per tool call, a ``response`` entry with its usage (counted once
-per id however often it was written), then each call's output.  A tool-response
+per id however often it was written), then each call's output; calls that later
+model calls appended to the record follow as model calls of their own
+(``calls``), with no usage (the CLI gave theirs to no record).  A tool-response
 ``user`` record whose calls already have outputs is kept as
-``gemini:tool_response_record``.  ``info``/``warning``/``error`` records are
+``gemini:tool_response_record``; one that holds a function response rendered as text
+(``[Function Response: <tool>]…``) is that tool's output.  ``info``/``warning``/``error`` records are
 ``gemini:<type>`` entries (an error is also an outcome that does not pass);
 rewinds, checkpoints and replacements are ``gemini:`` entries on the path, a
 compaction a compaction entry whose window keeps the whole earlier history.
@@ -26,7 +29,16 @@ from ...jsonio import dumps_compact
 from .. import numbers
 from ..draft import SessionDraft
 from ..numbers import counts
-from .replay import Message, Node, Replay, is_context, is_tool_response, text_of
+from .calls import call_time, model_calls
+from .replay import (
+    Message,
+    Node,
+    Replay,
+    is_context,
+    is_tool_response,
+    rendered_response,
+    text_of,
+)
 
 JSON = Any
 ROOT = "config"
@@ -78,6 +90,8 @@ class Converter:
             return self.gemini(m, parent)
         if kind == "user" and is_tool_response(rec):
             return self.tool_responses(m, parent)
+        if (rendered := rendered_response(rec)) is not None:
+            return self.rendered_response(m, parent, *rendered)
         if kind == "user" or (kind == "info" and _parts(rec, "inlineData")):
             return self.user(m, parent)
         last = self.draft.add(f"gemini:{kind or 'record'}", m.id, parent, record=rec)
@@ -122,6 +136,13 @@ class Converter:
         record = {**m.record, "content": parts}
         return self.draft.add("gemini:tool_response_record", m.id, cur, record=record)
 
+    def rendered_response(self, m: Message, parent: str, name: str, output: str) -> str:
+        """A tool's output the record holds as text: a tool message (its call, not recorded,
+        is named by the record's id), not a prompt."""
+        item = {"type": "function_call_output", "call_id": m.id, "output": output}
+        self.counts["rendered_function_responses"] += 1
+        return self.draft.add("item", m.id, parent, item=item, **{"gemini:tool_name": name})
+
     def gemini(self, m: Message, parent: str) -> str:
         rec = m.record
         self.model = str(rec.get("model") or self.model)
@@ -162,15 +183,27 @@ class Converter:
             fc = p["functionCall"]
             if isinstance(fc, dict) and isinstance(fc.get("id"), str) and fc["id"] not in calls:
                 calls[fc["id"]] = {"id": fc["id"], "name": fc.get("name"), "args": fc.get("args")}
-        for cid, call in calls.items():
-            item = {"type": "function_call", "call_id": cid, "name": str(call.get("name") or ""),
-                    "arguments": json.dumps(call.get("args") if call.get("args") is not None else {}, ensure_ascii=False)}  # fmt: skip
-            cur = self.draft.add("item", f"{m.id}:call:{cid}", cur, item=item, response=m.id)
-            self.counts["tool_calls"] += 1
-        cur = self.draft.add("response", f"{m.id}:response", cur, **self.response(m))
-        for cid, call in calls.items():
-            cur = self.output(m, cid, call, cur)
+        for n, group in enumerate(model_calls(calls) or [[]]):
+            # the record's own model call first; then each call appended to it (``calls``)
+            rid, ts = (m.id, None) if n == 0 else (f"{m.id}:{n}", call_time(group[0]))
+            for cid in group:
+                call = calls[cid]
+                item = {"type": "function_call", "call_id": cid, "name": str(call.get("name") or ""),
+                        "arguments": json.dumps(call.get("args") if call.get("args") is not None else {}, ensure_ascii=False)}  # fmt: skip
+                cur = self.draft.add("item", f"{m.id}:call:{cid}", cur, ts, item=item, response=rid)
+                self.counts["tool_calls"] += 1
+            if n == 0:
+                cur = self.draft.add("response", f"{m.id}:response", cur, **self.response(m))
+            else:
+                body = {"response_id": rid, "status": "completed", **self.model_of(m)}
+                cur = self.draft.add("response", f"{m.id}:response:{n}", cur, ts, **body)
+                self.counts["responses_appended_to_a_record"] += 1
+            for cid in group:
+                cur = self.output(m, cid, calls[cid], cur)
         return cur
+
+    def model_of(self, m: Message) -> dict[str, JSON]:
+        return {"model": str(m.record["model"])} if m.record.get("model") else {}
 
     def response(self, m: Message) -> dict[str, JSON]:
         rec = m.record

@@ -15,6 +15,7 @@ tail copies flagged copied; a replacement continues after a node saying so.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,21 @@ def is_tool_response(record: JSON) -> bool:
     )
 
 
+#: how the CLI renders a function response as text (``partToString``): a tool's output
+#: some versions record as a ``user`` record (specs/gemini-cli.md, corrected)
+RENDERED_RESPONSE = re.compile(r"^\[Function Response: ([^\]]*)\]")
+
+
+def rendered_response(record: JSON) -> tuple[str, str] | None:
+    """``(tool name, output)`` of a ``user`` record that is a function response rendered
+    as text (``[Function Response: read_many_files]…``), else None."""
+    if not isinstance(record, dict) or record.get("type") != "user":
+        return None
+    text = text_of(record.get("content"))
+    m = RENDERED_RESPONSE.match(text)
+    return (m.group(1), text[m.end() :]) if m else None
+
+
 def is_context(record: JSON) -> bool:
     """Not a turn of the conversation: the environment message, UI lines (info, warning,
     error), slash commands and hooks, tool-response records, the injected "Please continue"."""
@@ -61,7 +77,9 @@ def is_context(record: JSON) -> bool:
     if kind != "user":
         return False
     text = text_of(record.get("content")).strip()
-    return is_tool_response(record) or text.startswith(IGNORED_PREFIXES) or text in CONTINUE
+    if is_tool_response(record) or rendered_response(record) is not None:
+        return True
+    return text.startswith(IGNORED_PREFIXES) or text in CONTINUE
 
 
 @dataclass
