@@ -95,6 +95,7 @@ Item = Annotated[dict[str, JSON], AfterValidator(_item)]
 TOOL_FAILED = "trajset:failed"  # true
 TOOL_EXIT_CODE = "trajset:exit_code"  # an integer; non-zero is a failure
 RECORDED_COST = "trajset:cost_usd"  # on a response: its cost in US dollars, as recorded
+NOT_RESENT = "trajset:not_resent"  # on a response the agent never sent again: why (its reason)
 
 
 class ItemEntry(EntryBody):

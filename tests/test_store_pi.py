@@ -62,11 +62,19 @@ def test_real_sessions_have_no_fork_keep_every_call_and_validate(
     called |= {
         c["id"] for r in table(out, "sft") for m in r["messages"] for c in m["tool_calls"] or []
     }
-    recorded = {
-        b["id"] for e in _lines(store) if e.get("type") == "message"
-        for b in e["message"].get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"
-    }  # fmt: skip
-    assert recorded and recorded <= called
+
+    def calls(resent: bool) -> set[str]:
+        return {
+            b["id"] for e in _lines(store) if e.get("type") == "message"
+            and (e["message"].get("stopReason") not in ("error", "aborted")) is resent
+            for b in e["message"].get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"
+        }  # fmt: skip
+
+    assert calls(resent=True) and calls(resent=True) <= called
+    trained = {
+        c["id"] for r in table(out, "sft") for m in r["messages"] for c in m["tool_calls"] or []
+    }
+    assert not calls(resent=False) & trained  # Pi never sent an errored answer again
     for doc in (out / "atif").glob("*.json"):
         harbor_trajectory().model_validate_json(doc.read_text())
 

@@ -1,6 +1,8 @@
 """Nothing is trainable that the model did not produce: a response that did not complete
 (errored, aborted, interrupted) and Claude Code's own API-error notices stay in the ATIF
-documents and ``steps`` with their status, and are never a trainable ``sft`` message."""
+documents and ``steps`` with their status, and are never a trainable ``sft`` message; the
+ones the agent never sent to the model again (Pi's errored and aborted answers, Claude
+Code's notices) are not in the training context at all."""
 
 from __future__ import annotations
 
@@ -87,15 +89,17 @@ def _export(store: Path, out: Path) -> tuple[list[dict[str, Any]], list[dict[str
 def test_pis_aborted_and_errored_responses_are_not_trained_on(tmp_path: Path) -> None:
     sft, steps = _export(_pi_store(tmp_path / "store"), tmp_path / "out")
     [row] = sft
-    assistant = [m for m in row["messages"] if m["role"] == "assistant"]
-    assert [(m["content"], m["trainable"]) for m in assistant if m["content"]] == [
-        ("Let me", False),
-        ("Fixed.", True),
+    # transform-messages.ts skips both when it builds the next request: the retry's context
+    # is the prompt alone
+    assert [(m["role"], m["content"], m["trainable"]) for m in row["messages"]] == [
+        ("user", "Fix the bug.", False),
+        ("assistant", "Fixed.", True),
     ]
-    assert [m["trainable"] for m in assistant if m["tool_calls"]] == [False]
     agent = [s for s in steps if s["source"] == "agent"]
-    statuses = [json.loads(s["extra"]).get("status") for s in agent]
-    assert statuses == ["incomplete", "failed", None]  # kept, with why
+    extras = [json.loads(s["extra"]) for s in agent]
+    assert [x.get("status") for x in extras] == ["incomplete", "failed", None]  # kept, with why
+    assert [x.get("not_resent") for x in extras] == ["aborted", "error", None]
+    assert [len(s["tool_calls"]) for s in agent] == [0, 2, 0]
     responses = [json.loads(s["extra"])["openresponses"]["response"] for s in agent]
     assert [r["pi:stop_reason"] for r in responses] == ["aborted", "error", "stop"]
 
@@ -103,14 +107,15 @@ def test_pis_aborted_and_errored_responses_are_not_trained_on(tmp_path: Path) ->
 def test_claude_codes_api_error_notice_is_no_answer(tmp_path: Path) -> None:
     sft, steps = _export(_claude_store(tmp_path / "store"), tmp_path / "out")
     [row] = sft
-    assistant = [m for m in row["messages"] if m["role"] == "assistant"]
-    assert [(m["content"], m["trainable"]) for m in assistant] == [
-        ("API Error: 529 Overloaded", False),
-        ("Fixed.", True),
+    assert [(m["role"], m["content"], m["trainable"]) for m in row["messages"]] == [
+        ("user", "Fix the bug.", False),
+        ("user", "Try again.", False),
+        ("assistant", "Fixed.", True),
     ]
     [notice] = [s for s in steps if s["message"] == "API Error: 529 Overloaded"]
     extra = json.loads(notice["extra"])
     assert extra["status"] == "failed" and extra["error"]["message"].startswith("API Error")
+    assert extra["not_resent"] == "api_error"
     assert [s["model_name"] for s in steps if s["source"] == "agent"] == [
         "<synthetic>",
         "claude-sonnet-4",

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trajset.schemas.entries import (
+    NOT_RESENT,
     RECORDED_COST,
     BranchSummaryEntry,
     CompactionEntry,
@@ -108,6 +109,8 @@ def _response_extras(
         extra["incomplete"] = rb.incomplete.get("reason") or ""
     if rb.latency_ms and rb.latency_ms > 0:
         extra["latency_ms"] = rb.latency_ms
+    if isinstance(e.raw.get(NOT_RESENT), str):  # the agent left it out of later requests
+        extra["not_resent"] = e.raw[NOT_RESENT]
 
 
 def flush(

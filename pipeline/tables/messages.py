@@ -2,7 +2,8 @@
 
 Each ATIF step stands for one or more messages: an agent step is an
 assistant message (tool calls in the OpenAI shape) followed by one tool
-message per observation result; other steps are user or system messages.
+message per observation result, or none when the agent never sent it to the
+model again (``not_resent``); other steps are user or system messages.
 Messages carry the entry id their step is anchored at, so the pairs can
 cut a trajectory at a fork.
 """
@@ -60,53 +61,60 @@ def _message(
     }
 
 
+def _tool_calls(calls: list[JSON]) -> list[JSON] | None:
+    """ATIF tool calls in the OpenAI shape."""
+    return [
+        {
+            "id": c["tool_call_id"],
+            "type": "function",
+            "function": {"name": c["function_name"], "arguments": dumps_compact(c["arguments"])},
+        }
+        for c in calls
+    ] or None
+
+
+def _agent_messages(step: dict[str, JSON], extra: dict[str, JSON]) -> list[dict[str, JSON]]:
+    """An agent step's assistant message and a tool message per observation result."""
+    calls = step.get("tool_calls") or []
+    names = {c["tool_call_id"]: c["function_name"] for c in calls}
+    # the model's own answer: not a copied context, not a call that made no answer, not
+    # a response that did not complete (failed, aborted, interrupted, cut short), and
+    # not one with nothing readable in it (only encrypted reasoning, or an extension
+    # item): what it holds is context at most
+    trainable = (
+        not step.get("is_copied_context")
+        and step.get("llm_call_count") != 0
+        and extra.get("status", "completed") == "completed"
+        and bool(calls or text_of(step["message"]) or step.get("reasoning_content"))
+    )
+    said = _message(
+        "assistant",
+        text_of(step["message"]),
+        tool_calls=_tool_calls(calls),
+        reasoning=step.get("reasoning_content"),
+        trainable=trainable,
+    )
+    results = (step.get("observation") or {}).get("results", [])
+    return [said] + [
+        _message(
+            "tool",
+            text_of(r.get("content")),
+            tool_call_id=r["source_call_id"],
+            name=names.get(r["source_call_id"]),
+        )
+        for r in results
+        if r.get("source_call_id")
+    ]
+
+
 def step_messages(step: dict[str, JSON]) -> list[dict[str, JSON]]:
     """The chat messages one ATIF step stands for."""
     extra = step.get("extra") or {}
     results = (step.get("observation") or {}).get("results", [])
     source = step["source"]
     if source == "agent":
-        calls = step.get("tool_calls") or []
-        names = {c["tool_call_id"]: c["function_name"] for c in calls}
-        # the model's own answer: not a copied context, not a call that made no answer, and
-        # not a response that did not complete (failed, aborted, interrupted, cut short):
-        # what it holds is context at most
-        trainable = (
-            not step.get("is_copied_context")
-            and step.get("llm_call_count") != 0
-            and extra.get("status", "completed") == "completed"
-        )
-        out = [
-            _message(
-                "assistant",
-                text_of(step["message"]),
-                tool_calls=[
-                    {
-                        "id": c["tool_call_id"],
-                        "type": "function",
-                        "function": {
-                            "name": c["function_name"],
-                            "arguments": dumps_compact(c["arguments"]),
-                        },
-                    }
-                    for c in calls
-                ]
-                or None,
-                reasoning=step.get("reasoning_content"),
-                trainable=trainable,
-            )
-        ]
-        for r in results:
-            if r.get("source_call_id"):
-                out.append(
-                    _message(
-                        "tool",
-                        text_of(r.get("content")),
-                        tool_call_id=r["source_call_id"],
-                        name=names.get(r["source_call_id"]),
-                    )
-                )
-        return out
+        # none for an answer the agent never sent to the model again: no context it saw
+        return [] if "not_resent" in extra else _agent_messages(step, extra)
     if "orphan_call_id" in extra:
         # A tool output whose call is not in this context (e.g. compacted away).
         return [

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from trajset.schemas.entries import TOOL_FAILED
+from trajset.schemas.entries import NOT_RESENT, TOOL_FAILED
 from trajset.schemas.openresponses import text_message
 from trajset.schemas.session import Issue
 
@@ -224,6 +224,7 @@ def _record(
             if r.raw.get("isApiErrorMessage") is True:  # Claude Code's notice, no model's answer
                 body["status"] = "failed"
                 body["error"] = {"code": "api_error", "message": _text(r)}
+                body[NOT_RESENT] = "api_error"  # a notice to the user, not sent to the model
             elif model != SYNTHETIC:
                 e.model = model
             if (usage := _usage(r, e.draft.notes)) is not None:

@@ -15,7 +15,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from trajset.schemas.entries import RECORDED_COST, TOOL_FAILED
+from trajset.schemas.entries import NOT_RESENT, RECORDED_COST, TOOL_FAILED
 from trajset.schemas.openresponses import text_message
 from trajset.schemas.session import Issue
 
@@ -79,6 +79,8 @@ class Converter:
         self.order = {e["id"]: i for i, e in enumerate(entries)}
         self.by_id = {e["id"]: e for e in entries}
         self.at: tuple[str, int | None] = ("", None)  # the file and line of the entry read
+        #: entry -> the calls of the last answer sent that no result has answered yet
+        self.pending: dict[str, tuple[str, ...]] = {}
 
     def entry(self, e: dict[str, JSON]) -> None:
         e = dict(e)
@@ -94,6 +96,7 @@ class Converter:
             last = self.draft.add(f"pi:{kind or 'untyped'}", eid, parent, ts, record=e, **extra)
         else:
             last = handler(self, e, parent, ts, extra)
+        self.pending.setdefault(last, self.pending.get(parent, ()))
         self.tail[eid] = last
         if file:
             self.counts[f"entries_from/{file}"] += 1
@@ -102,6 +105,18 @@ class Converter:
         m = e.get("message") if isinstance(e.get("message"), dict) else {}
         role = m.get("role")
         extra = {**extra, **({"pi:timestamp_ms": m["timestamp"]} if "timestamp" in m else {})}
+        sent_as_user = role in ("user", "custom") or (
+            role == "bashExecution" and not m.get("excludeFromContext")
+        )  # what convertToLlm makes a user message
+        if role == "assistant" or sent_as_user:
+            parent = self.no_results(e["id"], parent, ts)
+        last = self.message_entry(e, m, parent, ts, extra)
+        if sent_as_user:
+            self.pending[last] = ()
+        return last
+
+    def message_entry(self, e: JSON, m: JSON, parent: str, ts: str, extra: JSON) -> str:
+        role = m.get("role")
         if role == "assistant":
             return self.assistant(e["id"], m, parent, ts, extra)
         if role == "toolResult":
@@ -118,7 +133,11 @@ class Converter:
             }
             if m.get("isError") is True:
                 more[TOOL_FAILED] = True
-            return self.draft.add("item", e["id"], parent, ts, item=item, **extra, **more)
+            last = self.draft.add("item", e["id"], parent, ts, item=item, **extra, **more)
+            self.pending[last] = tuple(
+                c for c in self.pending.get(parent, ()) if c != item["call_id"]
+            )
+            return last
         if role == "bashExecution":
             if m.get("excludeFromContext"):
                 return self.draft.add("pi:bash_execution", e["id"], parent, ts, record=m, **extra)
@@ -148,6 +167,17 @@ class Converter:
         return self.draft.add(
             f"pi:message/{role or 'untyped'}", e["id"], parent, ts, record=e, **extra
         )
+
+    def no_results(self, eid: str, parent: str, ts: str) -> str:
+        """The results Pi sends for calls a user message or the next answer left unanswered:
+        ``No result provided``, an error (``transform-messages.ts``); the new parent."""
+        for i, call in enumerate(self.pending.get(parent, ())):
+            item = {"type": "function_call_output", "call_id": call, "output": "No result provided"}
+            more = {TOOL_FAILED: True, "pi:synthetic_result": True}
+            parent = self.draft.add("item", f"{eid}:no_result:{i}", parent, ts, item=item, **more)
+            self.pending[parent] = ()
+            self.counts["synthetic_results"] += 1
+        return parent
 
     def custom_message(self, eid: str, m: JSON, parent: str, ts: str, extra: JSON) -> str:
         item = {"type": "message", "role": "user", "content": parts(m.get("content"))}
@@ -203,7 +233,7 @@ class Converter:
                 piece({"type": f"pi:{kind}", "block": b})
         body = _response(eid, m, self.at, self.draft.notes)
         self.counts["responses"] += 1
-        return self.draft.add(
+        last = self.draft.add(
             "response",
             eid if n == 0 else f"{eid}:response",
             cur,
@@ -211,6 +241,13 @@ class Converter:
             **body,
             **(extra if n == 0 else {}),
         )
+        calls = (
+            str(b.get("id") or "")
+            for b in m.get("content") or []
+            if isinstance(b, dict) and b.get("type") == "toolCall"
+        )
+        self.pending[last] = () if NOT_RESENT in body else tuple(calls)
+        return last
 
 
 def _response(eid: str, m: JSON, at: tuple[str, int | None], notes: list[Issue]) -> dict[str, JSON]:
@@ -225,6 +262,8 @@ def _response(eid: str, m: JSON, at: tuple[str, int | None], notes: list[Issue])
         body["incomplete"] = {"reason": "aborted"}
     if stop == "error":
         body["error"] = {"code": "error", "message": str(m.get("errorMessage") or "")}
+    if stop in ("aborted", "error"):  # transform-messages.ts skips them when it builds a request
+        body[NOT_RESENT] = stop
     body |= {f"pi:{k2}": m[k] for k, k2 in (("api", "api"), ("provider", "provider"), ("stopReason", "stop_reason"),
                           ("errorMessage", "error_message")) if m.get(k) is not None}  # fmt: skip
     if isinstance(m.get("usage"), dict) and "cost" in m["usage"]:
