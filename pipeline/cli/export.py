@@ -18,6 +18,7 @@ from ..errors import UsageError
 from ..flags import FLAGS, annotated
 from ..options import Mode, resolve
 from ..outputs.remote import default_stage, existing, is_url, upload
+from ..outputs.row_checks import found
 from ..run.driver import default_workers, run_export
 from ..run.results import RunResult
 from ..sources import local_sources
@@ -211,6 +212,13 @@ def explain(run: RunResult, where: str | None) -> list[str]:
         lines.append(
             f"no trajectory is left: --where {where!r} matched none of the "
             f"{c['trajectories_filtered_out']} trajectories{why}; every config is empty"
+        )
+    broken = {k: n for k, n in found(c).items() if n}
+    if broken:
+        said = ", ".join(f"{n} {k}" for k, n in broken.items())
+        lines.append(
+            f"the rows break the row checks ({said}): a reader misread its store; "
+            "`trajset validate` on the folder says where"
         )
     if run.errors:
         e = run.errors[0]

@@ -1,8 +1,9 @@
-"""``trajset validate DIR``: every ATIF document, every table, and the card's configs.
+"""``trajset validate DIR``: every ATIF document, every table, the card's configs, the rows.
 
 Documents are checked with the ATIF v1.8 models; each Parquet file must have
 exactly the declared schema; every config of the card's YAML must point at
-files that exist, and every table folder must be a config.
+files that exist, and every table folder must be a config; ``sft`` and ``steps``
+rows must pass the row checks every training row must (``row_checks``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import yaml
 from trajset.schemas.atif import validate_document
 
 from ..tables import CONFIGS, DERIVED, SCHEMAS
+from .row_checks import sft_violations, steps_violations
 
 
 def card_metadata(readme: Path) -> dict[str, Any]:
@@ -99,7 +101,27 @@ def _card_problems(directory: Path, rows: dict[str, int]) -> list[str]:
     return problems
 
 
+def _rows(directory: Path, table: str, columns: list[str]) -> list[dict[str, Any]]:
+    files = sorted((directory / "data" / table).glob("*.parquet"))
+    return [r for f in files for r in pq.read_table(f, columns=columns).to_pylist()]
+
+
+def _row_problems(directory: Path) -> list[str]:
+    """The row checks (``row_checks``) over ``sft`` and ``steps``, in file order."""
+    try:
+        sft = _rows(directory, "sft", ["session_id", "leaf_id", "window", "messages"])
+        steps = _rows(
+            directory,
+            "steps",
+            ["session_id", "leaf_id", "step_id", "prompt_tokens", "is_copied_context", "extra"],
+        )
+    except Exception:  # a broken or mis-shaped file is the schema check's report
+        return []
+    return [str(v) for v in (*sft_violations(sft), *steps_violations(steps))]
+
+
 def validate_folder(directory: Path) -> tuple[list[str], str]:
+    """Problems of the folder (documents, tables, card, row checks) and a one-line summary."""
     problems: list[str] = []
     docs = sorted((directory / "atif").glob("*.json"))
     for f in docs:
@@ -110,7 +132,7 @@ def validate_folder(directory: Path) -> tuple[list[str], str]:
         if err:
             problems.append(f"{f}: {err}")
     table_problems, checked, rows = _table_problems(directory)
-    problems += table_problems + _card_problems(directory, rows)
+    problems += table_problems + _card_problems(directory, rows) + _row_problems(directory)
     summary = (
         f"{len(docs)} ATIF documents, {checked} Parquet files checked: {len(problems)} problem(s)"
     )

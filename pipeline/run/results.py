@@ -15,6 +15,7 @@ from trajset.schemas.records import ErrorRow
 
 from ..flags import FLAGS
 from ..options import ExportOptions, RunOptions
+from ..outputs.row_checks import COUNTED, found
 from ..stores import SKIPS_LISTED, Unit
 from ..tables.tool_schemas import Shapes
 from .batches import Batch
@@ -194,7 +195,8 @@ class RunResult:
                 key: show(options) for f in FLAGS if f.manifest for key, show in [f.manifest]
             },
             "inputs": self.inputs,
-            "counts": {k: v for k, v in counts.items() if not k.startswith("redacted")},
+            "counts": {k: v for k, v in counts.items() if not k.startswith(("redacted", COUNTED))},
+            "row_checks": found(counts),
             "errors": len(self.errors),
             "skipped": [
                 {"path": redactor.plain_text(path), "reason": reason}

@@ -8,7 +8,8 @@ its last slice is done.  The rows a unit holds are handed on (``TableRows``,
 of a huge session pile up in a worker (``worker.BatchParts`` writes them to
 parts); what is left is yielded last (``final=True``).  Of a trajectory's
 messages, what a session table ``retain``s stays until the last slice (for the
-preference pairs: of a regenerated answer, the answer alone).
+preference pairs: of a regenerated answer, the answer alone).  The rows a slice
+makes are counted against the row checks (``outputs.row_checks``).
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ from trajset.schemas.records import (
     SessionExport,
 )
 
+from ..outputs import row_checks
 from ..outputs.documents import write_document, write_media
 from ..tables import TABLES, Row
 from .context import UnitScope
 
 #: table name -> rows
 Rows = dict[str, list[Row]]
+#: the tables the row checks read, in ``row_checks.count``'s order
+ROW_CHECKED = ("sft", "steps")
 
 
 def no_rows() -> Rows:
@@ -120,6 +124,7 @@ def _table_rows(scope: UnitScope, ex: SessionExport, per: str, rows: Rows) -> It
     """The rows of the tables built ``per`` slice or session; a session table's rows are
     handed on every ``spill_session_rows`` (a session's pairs can outweigh its documents)."""
     limit = scope.settings.spill_session_rows
+    before = {name: len(rows[name]) for name in ROW_CHECKED}
     with scope.stats.timed("tables") as st:
         st.taken += len(ex.kept) if per == "trajectory" else 0
         for name, table in TABLES.items():
@@ -137,6 +142,10 @@ def _table_rows(scope: UnitScope, ex: SessionExport, per: str, rows: Rows) -> It
                 if per == "session" and len(rows[name]) >= limit:
                     yield _handed_on(rows)
         st.passed += len(ex.kept) if per == "trajectory" else 0
+    if per == "trajectory":  # the row checks, over the rows this slice made
+        new = [rows[name][before[name] :] for name in ROW_CHECKED]
+        for check, n in row_checks.count(*new).items():
+            scope.ledger.add(f"{row_checks.COUNTED}{check}", n)
 
 
 def _write_documents(scope: UnitScope, ex: SessionExport) -> int:
