@@ -64,6 +64,22 @@ def test_a_harbor_trials_cost_is_its_steps(tmp_path: Path) -> None:
         assert row["total_cost_usd"] == pytest.approx(_chain_cost(trial), rel=1e-12), trial.name
 
 
+def test_a_harbor_trials_recorded_totals_are_its_sessions_totals(tmp_path: Path) -> None:
+    """Harbor's ``final_metrics`` count the trial's summarisation subagents too: the main
+    trajectory's totals plus its subagents' sessions' equal them, tokens and cost."""
+    trial = (
+        UPSTREAM / "harbor-jobs/golden-terminus-2/jobs/2025-12-30__10-00-00/hello-world__GcS7m2Q"
+    )
+    final = json.loads((trial / "agent" / "trajectory.json").read_text())["final_metrics"]
+    rows = _export(UPSTREAM / "harbor-jobs" / "golden-terminus-2" / "jobs", tmp_path / "out")
+    # only this trial has subagents (trajectory.summarization-*.json)
+    mine = [r for r in rows if r["leaf_id"].startswith((trial.name + "/", "sub/"))]
+    assert len(mine) == 1 + len(list((trial / "agent").glob("trajectory.summarization-*.json")))
+    assert sum(r["total_prompt_tokens"] for r in mine) == final["total_prompt_tokens"]
+    assert sum(r["total_completion_tokens"] for r in mine) == final["total_completion_tokens"]
+    assert sum(r["total_cost_usd"] for r in mine) == pytest.approx(final["total_cost_usd"])
+
+
 def test_an_opencode_sessions_cost_is_its_step_finishes(tmp_path: Path) -> None:
     """Sessions with one path and no compaction: the trajectory costs what OpenCode's
     step-finish parts say."""
