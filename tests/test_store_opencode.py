@@ -458,3 +458,29 @@ def test_each_model_call_is_one_assistant_message_with_its_usage(tmp_path: Path)
     assert len(calls) > 8 and bare == ["ses_394a2bd3fffeglkjhJVjlGE38T"]
     assert not [s for s in steps.values() if s["source"] == "agent" and not s["message"]
                 and not s["tool_calls"] and not s["reasoning_content"]]  # fmt: skip
+
+
+def test_a_116_message_of_two_steps_with_a_patch_part_is_two_model_calls(tmp_path: Path) -> None:
+    """OpenCode 1.16 writes one assistant message per turn: ``step-start``, the call, its
+    ``step-finish {tokens}``, the step's ``patch`` (the files it changed), then the next
+    step. No permissive real 1.16 database exists; this one follows those upstream shapes
+    (``packages/opencode/src/session/processor.ts``). Two model calls, each one assistant
+    message with its usage; the patch is bookkeeping, no message."""
+    oc = OpenCodeDb(tmp_path / "opencode")
+    s = oc.session("Rename")
+    p = oc.user(s, "Rename main.py to app.py.")
+    finish = {"type": "step-finish", "reason": "tool-calls", "cost": 0.002,
+              "tokens": {"input": 120, "output": 12, "reasoning": 0, "cache": {"read": 0, "write": 0}}}  # fmt: skip
+    done = {**finish, "reason": "stop", "tokens": {**finish["tokens"], "input": 160}}
+    patch = {"type": "patch", "hash": "4b825dc6", "files": ["/home/dev/wordfreq/app.py"]}
+    oc.assistant(s, p, tool("bash", "toolu_9", output="", metadata={"exit": 0}), finish,
+                 patch, {"type": "step-start"}, text("Renamed."), done, finish=False)  # fmt: skip
+    out = export(oc.folder, tmp_path / "out")
+    [row] = table(out, "sft")
+    assert [(m["role"], m["content"], m["trainable"]) for m in row["messages"]] == [
+        ("user", "Rename main.py to app.py.", False),
+        ("assistant", "", True), ("tool", "", False),
+        ("assistant", "Renamed.", True),
+    ]  # fmt: skip
+    agent = [x for x in table(out, "steps") if x["source"] == "agent"]
+    assert [x["prompt_tokens"] for x in agent] == [120, 160]
