@@ -43,10 +43,12 @@ OWN: dict[str, dict[str, str]] = {
         "the preferred path)",
         "preferred_over": "leaf ids of the trajectories it was preferred over at its forks",
         "n_steps": "ATIF steps in the trajectory's document",
-        "total_prompt_tokens": "prompt tokens over its steps, as the store recorded them",
-        "total_completion_tokens": "completion tokens over its steps",
-        "total_cached_tokens": "cached prompt tokens over its steps",
-        "total_cost_usd": "cost in US dollars over its steps, where the store records it",
+        "total_prompt_tokens": "prompt tokens of every model call on the path (every context "
+        "window, summarising calls included), as the store recorded them",
+        "total_completion_tokens": "completion tokens of every model call on the path",
+        "total_cached_tokens": "cached prompt tokens of every model call on the path",
+        "total_cost_usd": "cost in US dollars of every model call on the path, where the store "
+        "records it",
         "outcome_score": "score of the latest outcome located on its own part (below its last "
         "fork); never inherited from a shared prefix",
         "outcome_pass": "pass verdict of that outcome",

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .conftest import UPSTREAM
 from .exports import export, only_session, table
 
@@ -243,3 +245,31 @@ def test_pi_answers_calls_a_user_message_interrupted_as_pi_does(tmp_path: Path) 
     ]  # fmt: skip
     [t] = table(out, "trajectories")
     assert t["n_failed_tool_calls"] == 1
+
+
+# --------------------------------------------------------------------------- totals
+
+
+def test_a_paths_totals_are_the_stores_own_across_compactions(tmp_path: Path) -> None:
+    """A trajectory's totals count every model call on its path, every context window and
+    the compactions' summarising calls included: a Codex rollout's last
+    ``total_token_usage``, the sum of a real Pi session's responses (two compactions)."""
+    codex = UPSTREAM / "codex" / "synthetic" / "compacted"
+    [file] = codex.rglob("rollout-*.jsonl")
+    counts = [json.loads(x)["payload"] for x in file.read_text().splitlines()]
+    total = [p["info"] for p in counts if p.get("type") == "token_count" and p.get("info")][-1]
+    want = total["total_token_usage"]
+    [t] = table(export(codex, tmp_path / "codex"), "trajectories")
+    assert (t["total_prompt_tokens"], t["total_completion_tokens"], t["total_cached_tokens"]) == (
+        want["input_tokens"], want["output_tokens"], want["cached_input_tokens"],
+    )  # fmt: skip
+    pi = UPSTREAM / "pi" / "real" / "pi-mono"
+    [file] = pi.rglob("*.jsonl")
+    said = [json.loads(x).get("message") or {} for x in file.read_text().splitlines()]
+    usage = [m["usage"] for m in said if m.get("role") == "assistant" and m.get("usage")]
+    [t] = table(export(pi, tmp_path / "pi"), "trajectories")
+    assert t["total_prompt_tokens"] == sum(
+        u["input"] + u["cacheRead"] + u["cacheWrite"] for u in usage
+    )
+    assert t["total_completion_tokens"] == sum(u["output"] for u in usage)
+    assert t["total_cost_usd"] == pytest.approx(sum(u["cost"]["total"] for u in usage))

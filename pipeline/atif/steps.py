@@ -72,7 +72,7 @@ def _metrics(
         "completion_tokens": usage["output_tokens"],
         "cached_tokens": usage["input_tokens_details"]["cached_tokens"],
     }
-    usd = _dollars(recorded)
+    usd = recorded_dollars(recorded)
     if usd is None and cost is not None:
         usd = cost(model, usage_raw)
     if usd is not None:
@@ -87,7 +87,7 @@ def _metrics(
     return metrics
 
 
-def _dollars(value: JSON) -> float | None:
+def recorded_dollars(value: JSON) -> float | None:
     """A recorded cost: a finite number of at least 0 (a reader checked it; a file written
     by hand may hold anything, which is no cost)."""
     ok = isinstance(value, int | float) and not isinstance(value, bool)

@@ -12,12 +12,13 @@ from ..tree.outcomes import leaf_outcome
 from .base import Row, Table
 from .messages import function_tools, tools_source
 from .quality import quality
+from .usage import path_totals
 
 
 def scalars(et: ExportedTrajectory, source: SessionExport) -> Row:
     """Every column but the heavy ones (messages, tools, hash): what ``--where`` filters on."""
     traj, doc = et.trajectory, et.document
-    fm = doc.get("final_metrics") or {}
+    path = traj.session.path(traj.leaf_id)
     agent = doc["agent"]
     score, passed, label = leaf_outcome(traj.leaf_id, source.source.outcomes)
     return {
@@ -32,16 +33,13 @@ def scalars(et: ExportedTrajectory, source: SessionExport) -> Row:
         "agent_name": agent.get("name"),
         "agent_version": agent.get("version"),
         "model_name": agent.get("model_name"),
-        "total_prompt_tokens": fm.get("total_prompt_tokens"),
-        "total_completion_tokens": fm.get("total_completion_tokens"),
-        "total_cached_tokens": fm.get("total_cached_tokens"),
-        "total_cost_usd": fm.get("total_cost_usd"),
+        **path_totals(path),
         "outcome_score": score,
         "outcome_pass": passed,
         "outcome_label": label,
         "tools_source": tools_source(function_tools(traj.context.settings)),
         "atif_path": f"atif/{et.name}",
-        **quality(traj.session.path(traj.leaf_id)),
+        **quality(path),
     }
 
 

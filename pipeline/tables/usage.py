@@ -1,0 +1,51 @@
+"""A path's usage and recorded cost: every model call on it, in every context window.
+
+A trajectory's ATIF document holds its last context window (the history before a
+compaction is the summary's), so its ``final_metrics`` count that window's calls; the
+``trajectories`` totals count every call the path made, the summarising calls of its
+compactions and branch summaries included, as a store's own totals do (a Codex
+rollout's last ``total_token_usage``, a Pi session's responses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from trajset.schemas.entries import (
+    RECORDED_COST,
+    BranchSummaryEntry,
+    CompactionEntry,
+    ResponseEntry,
+)
+from trajset.schemas.openresponses import encode_usage
+from trajset.schemas.session import Entry
+
+from ..atif.steps import recorded_dollars
+from .base import Row
+
+
+def path_totals(entries: Iterable[Entry]) -> Row:
+    """``total_prompt_tokens``, ``total_completion_tokens``, ``total_cached_tokens`` and
+    ``total_cost_usd`` (None when no call on the path records a cost) over ``entries``."""
+    prompt = completion = cached = 0
+    cost: float | None = None
+    for e in entries:
+        body = e.body
+        if not isinstance(body, ResponseEntry | CompactionEntry | BranchSummaryEntry):
+            continue
+        if body.usage is not None:
+            u = encode_usage(body.usage)
+            prompt += u["input_tokens"]
+            completion += u["output_tokens"]
+            cached += u["input_tokens_details"]["cached_tokens"]
+        usd = (
+            recorded_dollars(e.raw.get(RECORDED_COST)) if isinstance(body, ResponseEntry) else None
+        )
+        if usd is not None:
+            cost = (cost or 0.0) + usd
+    return {
+        "total_prompt_tokens": prompt,
+        "total_completion_tokens": completion,
+        "total_cached_tokens": cached,
+        "total_cost_usd": cost,
+    }
