@@ -169,6 +169,19 @@ def test_codex_0146_records_that_are_no_model_output_stay_extensions(tmp_path: P
     assert said and all(m["content"] or m["tool_calls"] or m["reasoning_content"] for m in said)
 
 
+def test_a_codex_call_the_rollout_never_answers_gets_the_output_codex_sends(tmp_path: Path) -> None:
+    """Codex puts an ``aborted`` output after each call without one before its next request
+    (``ensure_call_outputs_present``); a call at the end of the path stays as it is."""
+    out = export(UPSTREAM / "codex" / "upstream-synthetic" / "codemie-code" / "turn-spawn-skill.jsonl",
+                 tmp_path / "out")  # fmt: skip
+    [row] = table(out, "sft")
+    shape = [
+        (m["role"], m["content"], [c["id"] for c in m["tool_calls"] or []]) for m in row["messages"]
+    ]
+    assert shape[3:] == [("assistant", "", ["call_spawn1"]), ("tool", "aborted", []),
+                         ("assistant", "", ["call_wait1"])]  # fmt: skip
+
+
 # --------------------------------------------------------------------------- Gemini CLI
 
 

@@ -12,7 +12,8 @@ boundary); they get one ``response`` entry carrying the call's usage.  Where a
 - a compaction's summarising call, when one waits for it.
 
 A repeat of the previous total is skipped.  A call closed by an input ends at its last
-item's time, not the input's.
+item's time, not the input's.  A call the rollout never answers gets the ``aborted``
+output Codex sends in its place, before the next request.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
+
+from trajset.schemas.entries import TOOL_FAILED
 
 from ..draft import SessionDraft
 from .rollouts import Line
@@ -53,6 +56,7 @@ class State:
     pending: tuple[str, ...] = ()  # calls of the open turn without an output
     prompt: str = ""  # the open turn's typed prompt
     compaction: JSON = None  # the last compaction, until a model call follows it
+    unanswered: tuple[str, ...] = ()  # calls made that the rollout never answers
 
 
 class Calls:
@@ -60,6 +64,8 @@ class Calls:
 
     draft: SessionDraft
     counts: Counter[str]
+    #: the call ids the tree's outputs answer
+    answered: frozenset[str]
 
     def put(self, s: State, eid: str, entry_type: str, **body: JSON) -> str:
         """An entry below the segment's tail, at its time; it becomes the tail."""
@@ -70,8 +76,20 @@ class Calls:
 
     def open_call(self, s: State, line: Line) -> str:
         if not s.call:
+            self.settle(s)
             s.call = line.key
         return s.call
+
+    def settle(self, s: State) -> None:
+        """Before the next request (a model call, a prompt): an ``aborted`` output for each
+        call the rollout never answers, as Codex puts in that request
+        (``ensure_call_outputs_present``, ``codex-rs/core/src/context_manager/normalize.rs``)."""
+        for cid in s.unanswered:
+            item = {"type": "function_call_output", "call_id": cid, "output": "aborted"}
+            more = {TOOL_FAILED: True, "codex:synthetic_output": True}
+            self.put(s, f"{s.tail}:aborted:{cid}", "item", item=item, **more)
+            self.counts["synthetic_outputs"] += 1
+        s.unanswered = ()
 
     def close_call(self, s: State, status: str = "completed", use: Counted | None = None) -> None:
         """The open call's ``response`` entry: at ``use``'s line, given the usage it closes

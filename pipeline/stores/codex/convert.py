@@ -41,6 +41,12 @@ class Converter(Calls):
         self.current = ""  # the entry the thread's current leaf is
         self.instructions = _instructions(tree.root.meta)
         self.first_model = _first_model(tree)
+        self.answered = frozenset(
+            str(pl.line.payload.get("call_id") or "")
+            for pl in tree.placed
+            if pl.line.kind in {f"response_item/{k}" for k in OUTPUTS}
+            and isinstance(pl.line.payload, dict)
+        )
 
     def line(self, s: State, line: Line, dups: Duplicates, is_root: bool) -> None:
         """The entries of one line (none for an event that repeats an item)."""
@@ -115,6 +121,7 @@ def _response_item(c: Converter, s: State, line: Line, dups: Duplicates) -> None
     elif kind == "message":
         c.close_call(s)
         if is_prompt(line, dups):
+            c.settle(s)
             s.prompt = c.put(s, line.key, "item", item=p, **events)
             c.counts["prompts"] += 1
         else:
@@ -124,7 +131,10 @@ def _response_item(c: Converter, s: State, line: Line, dups: Duplicates) -> None
     elif kind in CALLS:
         item, extra = call_item(p)
         c.output(s, line, item, **extra)
-        s.pending = (*s.pending, str(item.get("call_id") or ""))
+        cid = str(item.get("call_id") or "")
+        s.pending = (*s.pending, cid)
+        if cid not in c.answered:
+            s.unanswered = (*s.unanswered, cid)
         c.counts["tool_calls"] += 1
     elif kind in OUTPUTS:
         c.close_call(s)
@@ -215,6 +225,7 @@ def _event(c: Converter, s: State, line: Line, dups: Duplicates) -> None:
         _run_end(c, s, line, reason, aborted=True)
     elif etype == "user_message":
         c.close_call(s)
+        c.settle(s)
         item = text_message("user", event_message(p), p.get("images"))
         s.prompt = c.put(s, line.key, "item", item=item, **{"codex:from_event": True})
         c.counts["prompts_from_events"] += 1
