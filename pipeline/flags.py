@@ -78,9 +78,13 @@ def _executors() -> Any:
 
 
 def _prefer_help() -> str:
+    from .stores import own_preferences
     from .tree.policies import spellings
 
-    return f"{spellings()}; repeat to chain, the first decisive wins."
+    return (
+        f"{spellings()}; repeat to chain, the first decisive wins. Default: each store's own "
+        f"signal: {own_preferences()}."
+    )
 
 
 def _reader_option_help() -> str:

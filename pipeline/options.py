@@ -104,7 +104,8 @@ class ExportOptions:
         return [parse_policy(p) for p in self.prefer]
 
     def policy_labels(self) -> list[str]:
-        return [policy_label(p) for p in self.policies()] or ["latest"]
+        """``--prefer`` as given ([]: each store's own signal, ``Reader.prefer``)."""
+        return [policy_label(p) for p in self.policies()]
 
     def builtin_rules(self) -> list[str]:
         if not self.redact:

@@ -52,6 +52,8 @@ class ForkDecision:
     children: tuple[str, ...]
     preferred: str
     policy: str
+    #: children a ``score`` policy found as good as the preferred one: no preference, no pair
+    tied: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

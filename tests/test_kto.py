@@ -71,3 +71,28 @@ def test_an_unknown_kto_source_is_a_usage_error(tmp_path: Path) -> None:
 
     result = CliRunner().invoke(app, ["export", "--out", str(tmp_path / "o"), "--kto-from", "x"])
     assert result.exit_code == 2 and "valid: pairs, outcomes" in result.output
+
+
+def test_a_side_chosen_below_a_lost_fork_is_never_labelled_true(tmp_path: Path) -> None:
+    """Answer A is regenerated (A2 kept over A1), then the question is asked again and that
+    answer B kept over the whole A branch: A2 is chosen at the lower fork and rejected at
+    the upper one. It gets one label, false; only the session's preferred leaf is true."""
+    b = SessionBuilder("0199a1b2-0000-7000-8000-0000000000f8", hashes=False)
+    root = b.user("name a stable sort")
+    first = b.branch(root).respond(text="bubble sort")
+    for text in ("insertion sort", "merge sort"):
+        b.branch(first).user(f"and one more than {text}?")
+        b.respond(text=text)
+    b.branch(root).respond(text="timsort")
+    store = tmp_path / "s"
+    store.mkdir()
+    (store / "s.jsonl").write_text(b.text())
+    out = tmp_path / "out"
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    labels: dict[tuple[str, str], set[bool]] = {}
+    for r in _rows(out, "kto"):
+        labels.setdefault((r["leaf_id"], r["granularity"]), set()).add(r["label"])
+    assert labels and all(len(v) == 1 for v in labels.values())
+    [preferred] = [t["leaf_id"] for t in _rows(out, "trajectories") if t["is_preferred"]]
+    assert {leaf for (leaf, _), v in labels.items() if True in v} == {preferred}
+    assert run.counts["kto_rows_dropped_not_preferred"] >= 1

@@ -23,7 +23,7 @@ from trajset.pipeline.outputs.row_checks import CHECKS, count, sft_violations, s
 from trajset.pipeline.outputs.validate import validate_folder
 
 from .conftest import UPSTREAM
-from .exports import export
+from .exports import export, table
 from .fixture_stores import DATA, fixtures, lay_out
 
 #: the store folders below tests/data/upstream that are not a reader's declared fixture
@@ -69,6 +69,15 @@ def test_every_fixture_store_passes_the_row_checks(store: str, tmp_path: Path) -
     assert manifest["row_checks"] == dict.fromkeys(CHECKS, 0)
     problems, _ = validate_folder(out)
     assert not problems, problems[:5]
+    # every pair and KTO row is one a trainer takes: a prompt, and model output on each side
+    for p in table(out, "preferences"):
+        assert p["prompt"] and _answers(p["chosen"]) and _answers(p["rejected"]), p["pair_id"]
+    for k in table(out, "kto"):
+        assert k["prompt"] and _answers(k["completion"]), k["kto_id"]
+
+
+def _answers(side: list[dict[str, Any]]) -> bool:
+    return any(m["role"] == "assistant" for m in side)
 
 
 def _row(*messages: dict[str, Any], leaf: str = "l1") -> dict[str, Any]:

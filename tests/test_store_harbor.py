@@ -62,10 +62,13 @@ def test_the_fixture_folder_gives_the_trees_outcomes_and_pairs_its_notes_state(
         for f, ps in by_fork.items()
     }
     assert kinds == {
-        "hello-world__Tm6wP5d/s1": ({"response"}, {"latest"}, 6),  # the prompt; a tie at 1.0
-        "task": ({"prompt"}, {"score"}, 2),  # two agent configs share no first step
+        # the prompt; three trials tied at 1.0 (the latest preferred, no pair between them)
+        # and the 0.0 one
+        "hello-world__Tm6wP5d/s1": ({"response"}, {"latest"}, 2),
         "word-freq__e9WmK4p/s1": ({"response"}, {"score"}, 4),
-    }
+    }  # the two OpenHands trials were given other instructions: no prompt both answer
+    counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
+    assert (counts["pairs_dropped_tied"], counts["pairs_dropped_empty_prompt"]) == (4, 2)
     scores = {o["entry_id"].split("/")[0]: (o["score"], o["pass"]) for o in outcomes}
     assert scores["word-freq__J8kd2Lm"] == (1.0, True)  # the single key, not named reward
     assert scores["word-freq__r5TnV3c"] == (0.25, False)
@@ -96,7 +99,7 @@ def test_under_score_no_pair_prefers_a_lower_reward(tmp_path: Path) -> None:
     for p in pairs:
         c, r = p["chosen_score"], p["rejected_score"]
         assert c is not None
-        assert r is None or c > r or (c == r and p["policy"] == "latest"), p["pair_id"]
+        assert r is None or c > r, p["pair_id"]  # equal scores make no pair
 
 
 def _trial(job: Path, src: str, name: str, reward: object, started: str) -> None:
@@ -118,7 +121,10 @@ def test_a_tie_at_the_top_prefers_a_tied_trial_never_the_lower_one(tmp_path: Pat
     trajs, pairs, _, _ = _export(job, tmp_path / "out")
     [best] = [t for t in trajs if t["is_preferred"]]
     assert best["outcome_score"] == 1.0
-    assert pairs and all(p["chosen_score"] >= p["rejected_score"] for p in pairs)
+    # the two at 1.0 make no pair; the 0.0 trial said what the preferred one said (the same
+    # trajectory, another reward): no pair either
+    counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]
+    assert not pairs and counts["pairs_dropped_tied"] == counts["pairs_dropped_identical"] == 2
 
 
 @pytest.mark.parametrize("reward", [float("nan"), float("inf"), "high"])
@@ -203,3 +209,23 @@ def test_the_report_shows_each_tasks_score_distribution_and_pass_at_k(tmp_path: 
     assert (claude["attempts"], claude["distribution"]) == (2, [[0.25, 1], [1.0, 1]])
     page = render(data)
     assert "0 ×1 · 1 ×3" in page and "Mean outcome score per task" in page
+
+
+def test_by_default_a_task_prefers_its_best_rewarded_trial(tmp_path: Path) -> None:
+    """Harbor's own preference signal is the verifier's reward (``HarborReader.prefer``):
+    without ``--prefer`` each task's ``sft`` row is its best trial, no pair prefers a lower
+    or equal reward, and KTO labels no reward-0 trial true; each trial, one label."""
+    run_export([HARBOR], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    read = lambda name: pq.read_table(tmp_path / "out" / "data" / name).to_pylist()  # noqa: E731
+    trajs, pairs, kto = read("trajectories"), read("preferences"), read("kto")
+    score = {t["leaf_id"]: t["outcome_score"] for t in trajs}
+    for task in {t["session_id"] for t in trajs if t["outcome_score"] is not None}:
+        mine = [t for t in trajs if t["session_id"] == task]
+        [best] = [t for t in mine if t["is_preferred"]]
+        assert best["outcome_score"] == max(t["outcome_score"] or 0 for t in mine), task
+    assert pairs and all(p["chosen_score"] > (p["rejected_score"] or 0) for p in pairs)
+    labels: dict[tuple[str, str], set[bool]] = {}
+    for k in kto:
+        labels.setdefault((k["leaf_id"], k["granularity"]), set()).add(k["label"])
+    assert all(len(v) == 1 for v in labels.values())
+    assert not [k for k in kto if k["label"] and score[k["leaf_id"]] == 0.0]

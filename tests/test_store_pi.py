@@ -181,13 +181,19 @@ def test_a_second_root_is_a_fork_under_the_shared_config(tmp_path: Path) -> None
     assert len(hooks) == 1 and hooks[0].raw["visible"] is False  # v2 hookMessage, display false
     out = export(C, tmp_path / "out")
     assert len(table(out, "trajectories")) == 2
-    pairs = table(out, "preferences")
-    assert len(pairs) == 2 and {p["kind"] for p in pairs} == {"prompt"}
+    # an edited first prompt: nothing before the fork for a trainer's prompt (TRL's DPO and
+    # KTO stop on an empty one), so no pair, counted
+    assert not table(out, "preferences")
+    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    assert counts["pairs_dropped_empty_prompt"] == 2
 
 
 def test_the_synthetic_store(tmp_path: Path) -> None:
     out = export(SESSIONS, tmp_path / "out")
-    assert len(table(out, "trajectories")) == 5 and len(table(out, "preferences")) == 6
+    assert len(table(out, "trajectories")) == 5 and len(table(out, "preferences")) == 4
+    # the edited first prompt of file C: no prompt for its 2 pairs
+    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    assert counts["pairs_dropped_empty_prompt"] == 2
     for doc in (out / "atif").glob("*.json"):
         harbor_trajectory().model_validate_json(doc.read_text())
     assert assert_round_trip(SESSIONS, out, tmp_path) == 5

@@ -195,7 +195,8 @@ def test_pair_count_formula_on_generated_trees(b) -> None:  # type: ignore[no-un
     stats: Counter[str] = Counter()
     rows = preferences.rows(export, stats)
     expected = sum((len(s.children(f)) - 1) * 2 for f in s.forks())
-    dropped = sum(stats[f"pairs_dropped_{r}"] for r in ("identical", "empty_side", "unexported"))
+    reasons = ("identical", "empty_side", "unexported", "tied", "no_answer", "empty_prompt")
+    dropped = sum(stats[f"pairs_dropped_{r}"] for r in reasons)
     assert len(rows) == stats["pairs"] == expected - dropped
     if len(export.kept) == len(export.source.trajectories):  # a leaf with no step has no document
         assert stats["pairs_dropped_unexported"] == 0

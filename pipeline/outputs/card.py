@@ -14,6 +14,7 @@ import yaml
 
 from trajset.schemas.columns import meaning
 
+from ..stores import own_preferences
 from ..tables import DERIVED, SCHEMAS, TABLES, describe
 from .files import atomic_write
 from .manifest import write_manifest
@@ -181,14 +182,20 @@ def _tokenized_section(manifest: JSON) -> list[str]:
     ]  # fmt: skip
 
 
+def _policies_line(opts: JSON) -> str:
+    """``--prefer`` as given, else each store kind's own signal (``Reader.prefer``)."""
+    if opts["prefer"]:
+        return f"{', '.join(opts['prefer'])} (first decisive wins, `latest` is the fallback)"
+    return f"each store's own: {own_preferences()}"
+
+
 def _made_section(manifest: JSON) -> list[str]:
     opts, redaction = manifest["options"], manifest.get("redaction") or {}
     rules = ", ".join(redaction.get("rules", []))
     return [
         "## How it was made",
         "",
-        f"* trajset {manifest['trajset_version']}; preference policies: {', '.join(opts['prefer'])}"
-        " (first decisive wins, `latest` is the fallback)",
+        f"* trajset {manifest['trajset_version']}; preference policies: {_policies_line(opts)}",
         f"* store kind: {opts['store_kind']}; filter: {opts.get('where') or 'none'}",
         f"* splits: {_splits_line(opts)}",
         f"* redaction: {'rules ' + rules if opts['redact'] else 'none (exported unredacted)'}",

@@ -20,9 +20,9 @@ from trajset.schemas.records import ErrorRow
 
 from ..errors import TrajsetError
 from ..options import ExportOptions, RunSettings
-from ..stores import Index, SessionIndex, Unit
+from ..stores import READERS, Index, SessionIndex, Unit
 from ..tables import where as where_filter
-from ..tree.policies import Policy
+from ..tree.policies import Policy, parse_policy
 from .ledger import Ledger
 from .results import UnitResult
 from .stats import Stats
@@ -55,6 +55,12 @@ class Runtime:
     policies: Sequence[Policy]
     where: pl.Expr | None
     max_media_bytes: int | None = None
+    #: store kind -> the policies its reader says the store means (``Reader.prefer``)
+    store_policies: dict[str, list[Policy]] = field(default_factory=dict)
+
+    def policies_for(self, kind: str) -> Sequence[Policy]:
+        """``--prefer``'s policies, else those the store kind means (else none: latest)."""
+        return self.policies or self.store_policies.get(kind, ())
 
 
 def make_runtime(ctx: RunContext) -> Runtime:
@@ -65,6 +71,7 @@ def make_runtime(ctx: RunContext) -> Runtime:
         o.policies(),
         where_filter.compile_where(o.where) if o.where else None,
         o.max_media_bytes,
+        {k: [parse_policy(p) for p in r.prefer] for k, r in READERS.items() if r.prefer},
     )
 
 

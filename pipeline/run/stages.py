@@ -165,7 +165,7 @@ def enumerate_(scope: UnitScope, inputs: Iterable[SessionInput]) -> Iterator[Ses
         _account(scope, session)
         with scope.stats.timed("enumerate"):
             index = TreeIndex(session)
-            decisions = decide(index, scope.rt.policies)
+            decisions = decide(index, scope.rt.policies_for(session.source_format))
             outcomes = outcome_records(session)
         leaves = _leaves(scope, trajectories(session, index=index, decisions=decisions))
         yield SessionTrajectories(inp, decisions, leaves, outcomes, index.best_score)
@@ -213,7 +213,7 @@ def export(scope: UnitScope, items: Iterable[SessionTrajectories]) -> Iterator[S
         session = st_.session
         options = AtifOptions(
             subsessions=st_.input.subsessions,
-            preferences=rt.policies,
+            preferences=rt.policies_for(session.source_format),
             embedding=frozenset({session.id}),
         )
         exported: list[ExportedTrajectory] = []

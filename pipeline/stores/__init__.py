@@ -123,6 +123,13 @@ def option_help(kinds: Iterable[str] | None = None) -> list[str]:
     ]
 
 
+def own_preferences() -> str:
+    """Each store kind's own preference signal (``Reader.prefer``), for help and the card:
+    ``latest`` (what the user kept), and the kinds whose stores record another."""
+    own = "; ".join(f"{k}: {', '.join(r.prefer)}" for k, r in READERS.items() if r.prefer)
+    return "latest (what the user kept)" + (f"; {own}" if own else "")
+
+
 def reader_options(
     kinds: Iterable[str], given: Iterable[tuple[str, str]]
 ) -> dict[str, UnitOptions]:
@@ -360,6 +367,7 @@ __all__ = [
     "linked_sessions",
     "load_unit",
     "option_help",
+    "own_preferences",
     "read_input",
     "read_session",
     "read_session_text",

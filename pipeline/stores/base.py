@@ -189,6 +189,9 @@ class Reader:
     fixtures: ClassVar[tuple[Fixture, ...]] = ()
     #: how specific a yes of ``detect`` is (``Match``)
     match: ClassVar[Match] = Match.LAYOUT
+    #: the preference the store itself records, as ``--prefer`` spells it, used when
+    #: ``--prefer`` is not given (none: ``latest``, what the user kept)
+    prefer: ClassVar[tuple[str, ...]] = ()
 
     def option(self, of: Unit | UnitOptions, name: str) -> OptionValue:
         """The value of option ``name`` of a unit (or of the options ``units`` is given),

@@ -1,7 +1,8 @@
 """``kto``: unpaired rows in TRL's KTO format (``prompt``, ``completion``, ``label``).
 
 From the pairs (``--kto-from pairs``, the default), made as each pair is: its chosen side
-labelled true and its rejected side labelled false, after the pair's prompt; a side that
+labelled true (when its leaf is the session's preferred one) and its rejected side labelled
+false, after the pair's prompt; a side that
 several pairs share (one kept answer against several abandoned ones, or a ``turn`` and a
 ``trajectory`` pair alike) is one row, with the granularity of the first.  With
 ``--kto-from outcomes``, from each exported trajectory with a pass verdict of its own
@@ -23,7 +24,7 @@ from ..tree.outcomes import leaf_outcome
 from .base import Dedup, Row, Table
 from .messages import fork_prompt, function_tools
 from .paths import forks
-from .preferences import said
+from .preferences import preferred_leaf, said
 
 
 def _row(sid: str, leaf: str | None, source: str, granularity: str | None,
@@ -45,7 +46,12 @@ def _row(sid: str, leaf: str | None, source: str, granularity: str | None,
 
 
 def from_pairs(export: SessionExport) -> Callable[[Row, Counter[str]], Iterable[Row]]:
-    """``pair row -> its two KTO rows``, each side once per session."""
+    """``pair row -> its two KTO rows``, each side once per session.  A chosen side is
+    labelled true only when its leaf is the session's preferred one: a side chosen at a
+    lower fork whose branch loses at a higher one would be labelled both ways."""
+    session = export.session
+    roots = [e.id for e in session.entries if not e.parent]
+    best = {preferred_leaf(session, root, export.source.decisions) for root in roots}
     seen: set[str] = set()
     # the last fork's prompt and its hash: a fork's pairs come together and share one prompt
     # list (holding more would keep every fork's context of the session alive)
@@ -61,6 +67,9 @@ def from_pairs(export: SessionExport) -> Callable[[Row, Counter[str]], Iterable[
         out = []
         for side, label, leaf in (("chosen", True, "chosen_leaf_id"),
                                   ("rejected", False, "rejected_leaf_id")):  # fmt: skip
+            if label and pair[leaf] not in best:
+                stats["kto_rows_dropped_not_preferred"] += 1
+                continue
             row = _row(pair["session_id"], pair[leaf], "pair", pair["granularity"],
                        prompt, pair[side], label, pair["tools"], held[1])  # fmt: skip
             if row["kto_id"] in seen:

@@ -3,9 +3,13 @@
 At every fork each abandoned child is paired with the preferred one twice:
 ``turn`` (each side up to the next user input) and ``trajectory`` (each side
 to the leaf reached by following preferred children).  A side is the part of
-that leaf's messages after the fork; the prompt is the context at the fork.
-Pairs whose sides are equal are dropped and counted; so are pairs with a side
-whose trajectory was not exported (filtered by ``--where`` or failed).
+that leaf's messages after the fork; the prompt is the context at the fork, and
+what both sides begin with alike (one task's instruction given to two trials).
+A ``turn`` side runs to its first answer at least.  Dropped and counted: pairs
+whose sides are equal, pairs with a side whose trajectory was not exported
+(filtered by ``--where`` or failed), a side that holds no answer (a summary, an
+injected message), an empty prompt (a trainer needs one), and two children a
+``score`` policy found equal (``dropped_tied``: the store prefers neither).
 """
 
 from __future__ import annotations
@@ -154,11 +158,26 @@ def _depth(session: Session, entry: str, memo: dict[str, int]) -> int:
 
 
 def _turn(messages: list[Message]) -> list[Message]:
-    """A side up to (not including) the next user input after its start."""
-    for i, m in enumerate(messages):
-        if i > 0 and m["role"] == "user":
+    """A side up to (not including) the next user input after its first answer (a summary
+    or a prompt before the answer is part of the turn)."""
+    first = next((i for i, m in enumerate(messages) if m["role"] == "assistant"), len(messages))
+    for i in range(max(first, 1), len(messages)):
+        if messages[i]["role"] == "user":
             return messages[:i]
     return messages
+
+
+def _shared(c: list[Message], r: list[Message]) -> int:
+    """How many leading messages both sides hold alike (two trials given one instruction, a
+    prompt typed again after a rewind): the prompt's, not a side's."""
+    n = 0
+    while n < min(len(c), len(r)) and c[n] == r[n]:
+        n += 1
+    return n
+
+
+def _answers(side: list[Message]) -> bool:
+    return any(m["role"] == "assistant" for m in side)
 
 
 def _sides(
@@ -197,9 +216,17 @@ def _pair(
     r = _turn(rejected) if granularity == "turn" else rejected
     if c == r:
         return "dropped_identical"
+    if child in d.tied:  # as good by the store's own score: no preference
+        return "dropped_tied"
+    shared = _shared(c, r)
+    messages, c, r = [*prompt.messages, *c[:shared]], c[shared:], r[shared:]
     if not c or not r:  # a branch that said nothing (an undo not yet followed) prefers nothing
         return "dropped_empty_side"
-    both_agent = c and r and c[0]["role"] == r[0]["role"] == "assistant"
+    if not _answers(c) or not _answers(r):  # a summary or an injected message alone
+        return "dropped_no_answer"
+    if not messages:  # nothing both sides answer (TRL needs a prompt)
+        return "dropped_empty_prompt"
+    both_agent = c[0]["role"] == r[0]["role"] == "assistant"
     best = export.source.best_score
     cs, rs = best.get(d.preferred), best.get(child)
     sid = export.session.id
@@ -209,7 +236,7 @@ def _pair(
         "fork_entry_id": d.fork,
         "granularity": granularity,
         "kind": "response" if both_agent else "prompt",
-        "prompt": prompt.messages,
+        "prompt": messages if shared else prompt.messages,  # one list for a fork's pairs
         "chosen": c,
         "rejected": r,
         "chosen_leaf_id": chosen_leaf,
@@ -230,7 +257,8 @@ def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
 def iter_rows(export: SessionExport, stats: Counter[str]) -> Iterator[Row]:
     """``rows`` one pair at a time (a session's pairs can be many times its documents, so
     the run spills them as they come); counts once they are all taken."""
-    counts = Counter(built=0, dropped_identical=0, dropped_unexported=0)
+    counts = Counter(built=0, dropped_identical=0, dropped_unexported=0, dropped_tied=0,
+                     dropped_no_answer=0, dropped_empty_prompt=0)  # fmt: skip
     leaf_msgs = {et.trajectory.leaf_id: spoken(et) for et in export.kept}
     leaves: dict[str, str] = {}  # entry -> its preferred leaf, shared by the session's forks
     for fork, d in export.source.decisions.items():

@@ -25,8 +25,8 @@ def decide(index: TreeIndex, policies: Sequence[Policy]) -> dict[str, ForkDecisi
     session = index.session
     out: dict[str, ForkDecision] = {}
     for fork in session.forks():
-        preferred, policy = choose(index, fork, policies)
-        out[fork] = ForkDecision(fork, tuple(session.children(fork)), preferred, policy)
+        preferred, policy, tied = choose(index, fork, policies)
+        out[fork] = ForkDecision(fork, tuple(session.children(fork)), preferred, policy, tied)
     return out
 
 

@@ -72,6 +72,7 @@ class HarborReader(ConvertingReader[Trial, Tree | Sub]):
     """``harbor``: a folder of jobs (``jobs/``), one job folder, or one trial folder."""
 
     kind = "harbor"
+    prefer = ("score",)  # a task's trials are judged by their verifier's reward
     fixtures = (
         Fixture("upstream/harbor-jobs/synthetic-claude-code/jobs/2026-01-20__08-00-00"),
         Fixture("upstream/harbor-jobs/golden-terminus-2/jobs"),

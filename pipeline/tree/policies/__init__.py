@@ -65,16 +65,27 @@ def parse_policy(spec: str) -> Policy:
     return cls(arg)
 
 
-def choose(index: TreeIndex, fork: str, policies: Sequence[Policy]) -> tuple[str, str]:
-    """(preferred child, the ``--prefer`` spelling of the policy that decided) at ``fork``."""
+def choose(
+    index: TreeIndex, fork: str, policies: Sequence[Policy]
+) -> tuple[str, str, tuple[str, ...]]:
+    """(preferred child, the ``--prefer`` spelling of the policy that decided, the children
+    a ``score`` policy tied with it) at ``fork``."""
     children = index.session.children(fork)
+    tied: list[str] = []
     for policy in policies:
         picked = [c for c in policy.choose(index, fork, children) if c in children]
         if len(picked) == 1:
-            return picked[0], policy_label(policy)
+            return picked[0], policy_label(policy), _others(tied, picked[0])
         if picked:  # a tie: the rest decide among the tied children
             children = picked
-    return PreferLatest().choose(index, fork, children)[0], "latest"
+            if policy.name == "score":
+                tied = picked
+    preferred = PreferLatest().choose(index, fork, children)[0]
+    return preferred, "latest", _others(tied, preferred)
+
+
+def _others(tied: list[str], preferred: str) -> tuple[str, ...]:
+    return tuple(c for c in tied if c != preferred) if preferred in tied else ()
 
 
 __all__ = ["POLICIES", "Policy", "TreeIndex", "choose", "parse_policy", "policy_label", "spellings"]
