@@ -80,18 +80,26 @@ def _export(source: Path, tmp_path: Path, **options: Any) -> Path:
     return out
 
 
+#: fixture stores the trainers are run on, beside the generated one
+STORES = {
+    "claude-code": UPSTREAM / "claude-code",  # real rewinds: pairs of kind ``prompt``
+    "pi": UPSTREAM / "pi" / "synthetic" / "sessions",  # an edited first prompt, a summary
+    "harbor": UPSTREAM / "harbor-jobs",  # trials of one task, judged by their rewards
+}
+
+
 def _store(store: str, tmp_path: Path) -> Path:
-    """The generated store (regenerated answers, scored outcomes), or the Claude Code
-    fixtures (real rewinds: pairs of kind ``prompt``)."""
-    if store == "claude-code":
-        return UPSTREAM / "claude-code"
+    """The generated store (regenerated answers, scored outcomes), or a fixture store
+    (``STORES``: where an empty prompt or a side without an answer once stopped TRL)."""
+    if store in STORES:
+        return STORES[store]
     from .conftest import benchmark_corpus
 
     benchmark_corpus().build_corpus(tmp_path / "generated", 6, seed=5, turns=3)
     return tmp_path / "generated"
 
 
-@pytest.mark.parametrize("store", ["generated", "claude-code"])
+@pytest.mark.parametrize("store", ["generated", "claude-code", "pi", "harbor"])
 def test_trl_trains_one_dpo_step_on_the_preferences_config(
     store: str, tmp_path: Path, offline: Path
 ) -> None:
@@ -114,6 +122,7 @@ def test_trl_trains_one_dpo_step_on_the_preferences_config(
 
 @pytest.mark.parametrize(("store", "kto_from"), [("generated", "pairs"),
                                                  ("claude-code", "pairs"),
+                                                 ("pi", "pairs"), ("harbor", "pairs"),
                                                  ("generated", "outcomes")])  # fmt: skip
 def test_trl_trains_one_kto_step_on_the_kto_config(
     store: str, kto_from: str, tmp_path: Path, offline: Path
