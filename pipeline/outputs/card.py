@@ -125,17 +125,27 @@ STAT_KEYS = (
     "pairs",
     "pairs_dropped_identical",
     "pairs_dropped_empty_side",
+    "pairs_dropped_no_answer",
+    "pairs_dropped_empty_prompt",
+    "pairs_dropped_tied",
     "pairs_dropped_unexported",
     "pairs_dropped_duplicate",
     "kto_rows",
+    "kto_rows_dropped_not_preferred",
     "kto_rows_dropped_duplicate",
 )
+#: the configs whose rows a trainer takes, as the stats name them (after deduplication)
+TRAINING_CONFIGS = ("sft", "preferences", "kto")
 
 
 def _stats_section(manifest: JSON) -> list[str]:
-    counts = manifest["counts"]
+    counts, tables = manifest["counts"], manifest.get("tables") or {}
     lines = ["## Stats", "", "| | count |", "|---|---:|"]
     lines += [f"| {key} | {counts.get(key, 0)} |" for key in STAT_KEYS]
+    lines += [
+        f"| rows of the `{name}` config (after deduplication) | {tables.get(name, {}).get('rows', 0)} |"
+        for name in TRAINING_CONFIGS
+    ]
     lines.append(f"| errors (see `errors.parquet`) | {manifest['errors']} |")
     return [*lines, ""]
 
