@@ -14,10 +14,13 @@ Set `REPO` to this folder or its Hub id and `MODEL` to a chat model; each block 
 written (TRL reads `tools` as JSON text).
 
 ```python
+import torch
 from datasets import load_dataset
 
 REPO = "PATH_OR_REPO"
 MODEL = "Qwen/Qwen2.5-0.5B-Instruct"  # any chat model
+GPU = torch.cuda.is_available()  # each trainer below runs on a GPU, or on the CPU without one
+DEVICE = dict(use_cpu=not GPU, bf16=GPU and torch.cuda.is_bf16_supported())
 ```
 """
 
@@ -46,7 +49,7 @@ from trl import SFTConfig, SFTTrainer
 
 sft = load_dataset(REPO, "sft", split="train")
 trainer = SFTTrainer(model=MODEL, train_dataset=sft.select_columns(["messages", "tools"]),
-                     args=SFTConfig(output_dir="sft-out", assistant_only_loss=True))
+                     args=SFTConfig(output_dir="sft-out", **DEVICE, assistant_only_loss=True))
 trainer.train()
 ```
 
@@ -76,7 +79,7 @@ from trl import DPOConfig, DPOTrainer
 pairs = load_dataset(REPO, "preferences", split="train")
 pairs = pairs.filter(lambda r: r["granularity"] == "turn")  # or "trajectory": whole branches
 trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected"]),
-                     args=DPOConfig(output_dir="dpo-out"))
+                     args=DPOConfig(output_dir="dpo-out", **DEVICE))
 trainer.train()
 ```
 
@@ -88,7 +91,8 @@ turn, so the loss also covers what the user wrote; keep them to learn which cont
 user kept, or filter `r["kind"] == "response"` where the store has such pairs. `turn` sides end
 at the next user input; `trajectory` sides run to each branch's preferred leaf.
 `chosen_score` and `rejected_score` are each branch's best score (what `--prefer score`
-compares); under `--prefer score` the chosen side never scores below the rejected one.
+compares); under `score` (Harbor jobs' own signal) the chosen side scores above the rejected
+one, and two branches scored alike make no pair.
 """
 
 KTO = """### Unpaired preferences (`kto`, KTO)
@@ -98,7 +102,7 @@ from trl import KTOConfig, KTOTrainer
 
 kto = load_dataset(REPO, "kto", split="train")
 trainer = KTOTrainer(model=MODEL, train_dataset=kto.select_columns(["prompt", "completion", "label"]),
-                     args=KTOConfig(output_dir="kto-out"))
+                     args=KTOConfig(output_dir="kto-out", **DEVICE))
 trainer.train()
 ```
 
@@ -117,7 +121,7 @@ from trl import SFTConfig, SFTTrainer
 tokens = load_dataset(REPO, "tokenized", split="train")
 trainer = SFTTrainer(model=MODEL, processing_class=AutoTokenizer.from_pretrained(MODEL),
                      train_dataset=tokens.select_columns(["input_ids", "assistant_masks"]),
-                     args=SFTConfig(output_dir="tokenized-out"))
+                     args=SFTConfig(output_dir="tokenized-out", **DEVICE))
 trainer.train()
 ```
 
