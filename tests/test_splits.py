@@ -133,3 +133,19 @@ def test_no_split_has_an_empty_file_however_the_parts_fall(
     for config in TABLES:
         for split in ("train", "validation", "test"):
             load_dataset(str(out), config, split=split, cache_dir=str(offline))
+
+
+def test_the_card_names_the_splits_a_config_holds_no_rows_of(tmp_path: Path, offline: Path) -> None:
+    """A small store: its few forked sessions all fall in `train`, so `preferences` has no
+    `test` rows. The card says so, and `load_dataset` names the splits there are."""
+    from datasets import load_dataset
+
+    from .conftest import UPSTREAM
+
+    out = tmp_path / "out"
+    options = ExportOptions(split=(("validation", 0.1), ("test", 0.1)))
+    run_export([UPSTREAM / "pi" / "synthetic" / "sessions"], out, options, RunOptions(workers=1))
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "`preferences` none of `validation`, `test`" in card
+    with pytest.raises(ValueError, match="train"):
+        load_dataset(str(out), "preferences", split="test", cache_dir=str(offline))

@@ -207,7 +207,7 @@ def _made_section(manifest: JSON) -> list[str]:
         "",
         f"* trajset {manifest['trajset_version']}; preference policies: {_policies_line(opts)}",
         f"* store kind: {opts['store_kind']}; filter: {opts.get('where') or 'none'}",
-        f"* splits: {_splits_line(opts)}",
+        f"* splits: {_splits_line(opts)}{_missing_splits(manifest)}",
         f"* redaction: {'rules ' + rules if opts['redact'] else 'none (exported unredacted)'}",
         "* `manifest.json` holds the input fingerprints, every option and per-stage counts.",
         "",
@@ -227,6 +227,19 @@ def _splits_line(opts: JSON) -> str:
         f"{listed}, the rest `train`{by}; by session, so a tree's branches and pairs are "
         'never in two splits (`load_dataset(REPO, "sft", split="test")`)'
     )
+
+
+def _missing_splits(manifest: JSON) -> str:
+    """The configs that hold no row of a declared split (their sessions all fell in other
+    splits): ``load_dataset(..., split=...)`` names the splits a config has."""
+    declared = ["train", *(manifest["options"].get("split") or {})]
+    tables = manifest.get("tables") or {}
+    gaps = []
+    for name in (n for n in loadable(manifest) if n in tables):
+        missing = [f"`{x}`" for x in declared if x not in splits_with_rows(tables[name])]
+        if missing:
+            gaps.append(f"`{name}` none of {', '.join(missing)}")
+    return f". Not every config holds rows of every split: {'; '.join(gaps)}" if gaps else ""
 
 
 def card(manifest: JSON, license_id: str, tasks: list[TaskScores] | None = None) -> str:
