@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+#: the JSON-text fields of the message tables a trainer reads as objects (a tool call's
+#: ``arguments``, the ``tools`` offered): the dataset card declares them ``Json()``
+TRAINER_JSON = frozenset({"arguments", "tools"})
+
 TOOL_CALL = pa.struct(
     [
         pa.field("id", pa.string()),

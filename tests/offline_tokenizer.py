@@ -4,6 +4,7 @@ transformers' ``return_assistant_tokens_mask`` can be compared with trajset's ma
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -19,13 +20,20 @@ def conversation_texts(rows: Iterable[dict[str, Any]], *columns: str) -> list[st
     """The texts of rows' message columns and tools, to train the tokenizer on."""
     out = []
     for r in rows:
-        out.append(r.get("tools") or "")
+        out.append(_text(r.get("tools")))
         for column in columns or ("messages",):
             for m in r[column] or []:
                 out += [m["content"] or "", m.get("reasoning_content") or ""]
                 for c in m["tool_calls"] or []:
-                    out.append(c["function"]["name"] + " " + c["function"]["arguments"])
+                    out.append(c["function"]["name"] + " " + _text(c["function"]["arguments"]))
     return out
+
+
+def _text(value: Any) -> str:
+    """JSON as text: as the Parquet column holds it, or as ``load_dataset`` gives it (objects)."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def build(texts: list[str], template: str = "chatml") -> Any:

@@ -99,6 +99,11 @@ def test_masks_are_transformers_assistant_masks_on_trainable_messages_only(
         assert row["n_trainable"] == sum(expected) > 0 and row["n_tokens"] == len(expected)
 
 
+def _tojson(arguments: str) -> str:
+    """A call's arguments as a template's ``| tojson`` writes the object they hold."""
+    return json.dumps(json.loads(arguments), ensure_ascii=False)
+
+
 def test_masked_in_tokens_decode_to_the_trainable_answers(exported: Path, tmp_path: Path) -> None:
     """ChatML: a trainable answer renders as its reasoning, content and tool calls, then
     ``<|im_end|>`` (tests/data/templates/chatml.jinja); nothing else is masked in."""
@@ -109,7 +114,7 @@ def test_masked_in_tokens_decode_to_the_trainable_answers(exported: Path, tmp_pa
         want = "".join(
             (f"<think>{m['reasoning_content']}</think>" if m["reasoning_content"] else "")
             + (m["content"] or "")
-            + "".join(f"<tool_call>{c['function']['name']} {c['function']['arguments']}</tool_call>"
+            + "".join(f"<tool_call>{c['function']['name']} {_tojson(c['function']['arguments'])}</tool_call>"
                       for c in m["tool_calls"] or [])
             + "<|im_end|>"
             for m in source["messages"]
@@ -124,7 +129,10 @@ def test_over_long_rows_are_dropped_or_cut_after_a_whole_answer(
 ) -> None:
     full, _ = _tokenized(exported, "chatml", tmp_path / "full")
     lengths = sorted(r["n_tokens"] for r in _rows(full, "tokenized"))
-    limit = lengths[len(lengths) // 2]
+    # the end of the longest row's first trainable answer: that row can be cut there
+    longest = max(_rows(full, "tokenized"), key=lambda r: r["n_tokens"])
+    mask = longest["assistant_masks"]
+    limit = next(i for i in range(1, len(mask)) if mask[i - 1] and not mask[i])
     dropped, _ = _tokenized(exported, "chatml", tmp_path / "drop", max_tokens=limit)
     assert all(r["n_tokens"] <= limit for r in _rows(dropped, "tokenized"))
     counts = json.loads((dropped / "manifest.json").read_text())["counts"]

@@ -154,3 +154,57 @@ def test_trl_trains_one_sft_step_on_the_sft_config(
     sft = load_dataset(str(out), "sft", split="train", cache_dir=str(offline))
     loss = _train_one_sft_step(sft.select_columns(["messages", "tools"]), tmp_path)
     assert math.isfinite(loss) and loss > 0
+
+
+#: fixture stores with tool calls, one per kind that has them
+TOOL_STORES = {
+    "claude-code": UPSTREAM / "claude-code",
+    "codex": UPSTREAM / "codex" / "real" / "ai-sessions",
+    "gemini-cli": UPSTREAM / "gemini-cli" / "real" / "codemie-5b959dae",
+    "pi": UPSTREAM / "pi" / "real" / "teich",
+    "opencode": UPSTREAM / "opencode" / "sqlite",
+    "harbor": UPSTREAM / "harbor-jobs",
+    "agentsession": UPSTREAM / "agentsession" / "testdata" / "sessions",
+}
+
+
+@pytest.mark.parametrize("kind", list(TOOL_STORES))
+def test_trls_own_templates_render_tool_calls_with_object_arguments(
+    kind: str, tmp_path: Path, offline: Path
+) -> None:
+    """``sft`` and ``preferences`` as ``load_dataset`` gives them, rendered with TRL's shipped
+    Qwen2.5 and Llama 3.1 templates: every call's arguments are an object in the text, never
+    a JSON string inside the call (``arguments | tojson`` of text)."""
+    from datasets import load_dataset
+    from transformers.utils.chat_template_utils import _compile_jinja_template
+
+    out = _export(TOOL_STORES[kind], tmp_path)
+    folder = Path(trl.__file__).parent / "chat_templates"
+    templates = {n: _compile_jinja_template((folder / f"{n}.jinja").read_text())
+                 for n in ("qwen2_5_training", "llama3_1")}  # fmt: skip
+    calls = 0
+    for config, columns in (
+        ("sft", ("messages",)),
+        ("preferences", ("prompt", "chosen", "rejected")),
+    ):
+        if not (out / "data" / config).is_dir() or not any((out / "data" / config).glob("*")):
+            continue
+        try:
+            rows = load_dataset(str(out), config, split="train", cache_dir=str(offline))
+        except ValueError:  # a config without rows is none of the card's
+            continue
+        for row in rows:
+            assert row["tools"] is None or isinstance(row["tools"], list)
+            for column in columns:
+                said = [c for m in row[column] for c in m["tool_calls"] or []]
+                assert all(isinstance(c["function"]["arguments"], dict) for c in said)
+                calls += len(said)
+                messages = [{k: v for k, v in m.items() if v is not None} for m in row[column]]
+                single = all(len(m.get("tool_calls") or []) <= 1 for m in messages)
+                for name, template in templates.items():
+                    if name == "llama3_1" and not single:
+                        continue  # Llama 3.1 takes one call per message
+                    text = template.render(messages=messages, tools=row["tools"] or None,
+                                           bos_token="", add_generation_prompt=False)  # fmt: skip
+                    assert '"arguments": "' not in text and '"parameters": "' not in text, name
+    assert calls > 0

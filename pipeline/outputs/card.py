@@ -35,22 +35,34 @@ DTYPES = {
 }
 
 
-def _feature(t: pa.DataType) -> dict[str, JSON]:
+def _feature(t: pa.DataType, json_fields: frozenset[str]) -> dict[str, JSON]:
     """One Arrow type as ``datasets`` writes it in a card: a dtype, a list or a struct."""
     if isinstance(t, pa.StructType):
-        return {"struct": features(pa.schema(list(t)))}
+        return {"struct": features(pa.schema(list(t)), json_fields)}
     if isinstance(t, pa.ListType):
-        inner = _feature(t.value_type)
+        inner = _feature(t.value_type, json_fields)
         return {"list": inner.get("dtype") or inner.get("struct") or inner}
     if t not in DTYPES:
         raise TypeError(f"no dataset card dtype for Arrow type {t}; add it to card.DTYPES")
     return {"dtype": DTYPES[t]}
 
 
-def features(schema: pa.Schema) -> list[JSON]:
+def features(schema: pa.Schema, json_fields: frozenset[str] = frozenset()) -> list[JSON]:
     """The card's ``features`` of a table, as ``datasets.Features._to_yaml_list`` gives them
-    (computed here, because importing ``datasets`` costs every run 0.4 s and 70 MB)."""
-    return [{"name": f.name, **_feature(f.type)} for f in schema]
+    (computed here, because importing ``datasets`` costs every run 0.4 s and 70 MB); a
+    string field named in ``json_fields`` (``Table.json_fields``) is ``Json()``: loaded as
+    the objects its text holds."""
+    return [
+        {"name": f.name, "dtype": "json"}
+        if f.name in json_fields and f.type == pa.string()
+        else {"name": f.name, **_feature(f.type, json_fields)}
+        for f in schema
+    ]
+
+
+def _json_fields(name: str) -> frozenset[str]:
+    table = TABLES.get(name)
+    return table.json_fields if table is not None else frozenset()
 
 
 def splits_with_rows(facts: JSON) -> dict[str, JSON]:
@@ -63,7 +75,7 @@ def _dataset_info(name: str, facts: JSON) -> dict[str, JSON]:
     """``dataset_info`` of one config, as ``push_to_hub`` writes it, plus the shards' checksums."""
     return {
         "config_name": name,
-        "features": features(SCHEMAS[name]),
+        "features": features(SCHEMAS[name], _json_fields(name)),
         "splits": [
             {"name": split, "num_bytes": f["bytes"], "num_examples": f["rows"]}
             for split, f in splits_with_rows(facts).items()
@@ -205,7 +217,8 @@ def _made_section(manifest: JSON) -> list[str]:
     return [
         "## How it was made",
         "",
-        f"* trajset {manifest['trajset_version']}; preference policies: {_policies_line(opts)}",
+        f"* trajset {manifest['trajset_version']}, dataset format "
+        f"{manifest.get('format_version', 1)}; preference policies: {_policies_line(opts)}",
         f"* store kind: {opts['store_kind']}; filter: {opts.get('where') or 'none'}",
         f"* splits: {_splits_line(opts)}{_missing_splits(manifest)}",
         f"* redaction: {'rules ' + rules if opts['redact'] else 'none (exported unredacted)'}",

@@ -10,6 +10,9 @@ from typing import Any
 from .files import atomic_path
 
 JSON = Any
+#: the version of what an export's files hold: 2 since tool-call ``arguments`` and ``tools``
+#: are declared ``Json()`` in the card (``load_dataset`` gives objects; they were text in 1)
+FORMAT_VERSION = 2
 
 
 def write_manifest(out: Path, manifest: dict[str, JSON]) -> dict[str, JSON]:

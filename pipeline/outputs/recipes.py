@@ -11,7 +11,8 @@ from __future__ import annotations
 HEADER = """## Usage
 
 Set `REPO` to this folder or its Hub id and `MODEL` to a chat model; each block then runs as
-written (TRL reads `tools` as JSON text).
+written. `tools` and each tool call's `arguments` load as objects (the card declares them
+`Json()`), as chat templates that write `arguments | tojson` expect.
 
 ```python
 import torch
@@ -78,7 +79,7 @@ from trl import DPOConfig, DPOTrainer
 
 pairs = load_dataset(REPO, "preferences", split="train")
 pairs = pairs.filter(lambda r: r["granularity"] == "turn")  # or "trajectory": whole branches
-trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected"]),
+trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected", "tools"]),
                      args=DPOConfig(output_dir="dpo-out", **DEVICE))
 trainer.train()
 ```
@@ -101,7 +102,7 @@ KTO = """### Unpaired preferences (`kto`, KTO)
 from trl import KTOConfig, KTOTrainer
 
 kto = load_dataset(REPO, "kto", split="train")
-trainer = KTOTrainer(model=MODEL, train_dataset=kto.select_columns(["prompt", "completion", "label"]),
+trainer = KTOTrainer(model=MODEL, train_dataset=kto.select_columns(["prompt", "completion", "label", "tools"]),
                      args=KTOConfig(output_dir="kto-out", **DEVICE))
 trainer.train()
 ```

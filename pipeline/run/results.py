@@ -15,6 +15,7 @@ from trajset.schemas.records import ErrorRow
 
 from ..flags import FLAGS
 from ..options import ExportOptions, RunOptions
+from ..outputs.manifest import FORMAT_VERSION
 from ..outputs.row_checks import COUNTED, found
 from ..stores import SKIPS_LISTED, Unit
 from ..tables.tool_schemas import Shapes
@@ -191,6 +192,7 @@ class RunResult:
         counts = dict(sorted(self.counts.items()))
         return {
             "trajset_version": version,
+            "format_version": FORMAT_VERSION,
             "options": {  # what each option declares of itself (flags.FLAGS)
                 key: show(options) for f in FLAGS if f.manifest for key, show in [f.manifest]
             },

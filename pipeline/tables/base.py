@@ -71,6 +71,10 @@ class Table:
     teaches_tools: bool = False
     #: its ``tools`` column takes the inferred tools where a store recorded none
     takes_inferred_tools: bool = False
+    #: the JSON-text fields (at any depth) a trainer reads as objects: the card declares them
+    #: with the ``datasets`` ``Json()`` feature, so ``load_dataset`` gives objects, while the
+    #: Parquet column stays text
+    json_fields: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from trajset.schemas.records import ExportedTrajectory, Message, SessionExport
-from trajset.schemas.tables import KTO
+from trajset.schemas.tables import KTO, TRAINER_JSON
 
 from ..jsonio import content_hash
 from ..tree.outcomes import leaf_outcome
@@ -139,4 +139,5 @@ TABLE = Table(
         counter="kto_rows_dropped_duplicate",
     ),
     shared=("prompt",),  # a fork's pairs, and their KTO rows, hold one prompt
+    json_fields=TRAINER_JSON,
 )

@@ -27,7 +27,7 @@ from trajset.schemas.records import (
     Trajectory,
 )
 from trajset.schemas.session import Session
-from trajset.schemas.tables import PREFERENCES
+from trajset.schemas.tables import PREFERENCES, TRAINER_JSON
 
 from ..jsonio import content_hash
 from .base import Dedup, Prepared, Row, Table
@@ -296,4 +296,5 @@ TABLE = Table(
     shared=("prompt",),  # a fork's pairs, and their KTO rows, hold one prompt
     prepare=prepare,
     retain=retain,
+    json_fields=TRAINER_JSON,
 )

@@ -23,7 +23,7 @@ from trajset.schemas.records import (
     SessionExport,
     Trajectory,
 )
-from trajset.schemas.tables import SFT
+from trajset.schemas.tables import SFT, TRAINER_JSON
 
 from .base import Dedup, Prepared, Row, Table
 from .messages import fork_prompt, function_tools, tools_source
@@ -117,4 +117,5 @@ TABLE = Table(
     prepare=earlier_windows,
     teaches_tools=True,
     takes_inferred_tools=True,
+    json_fields=TRAINER_JSON,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from trajset.schemas.records import ExportedTrajectory, SessionExport
-from trajset.schemas.tables import TRAJECTORIES
+from trajset.schemas.tables import TRAINER_JSON, TRAJECTORIES
 
 from ..jsonio import content_hash
 from ..tree.outcomes import leaf_outcome
@@ -66,4 +66,5 @@ TABLE = Table(
     "one row per root-to-leaf trajectory; `messages` is TRL's conversational format with tool calls (SFT)",
     rows,
     takes_inferred_tools=True,
+    json_fields=TRAINER_JSON,
 )

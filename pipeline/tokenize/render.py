@@ -13,6 +13,7 @@ not prefixes of the whole (one that rewrites earlier turns) gives no row:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -27,13 +28,29 @@ class Unaligned(ValueError):
 
 
 def hf_messages(messages: list[dict[str, JSON]]) -> list[dict[str, JSON]]:
-    """The ``messages`` column as chat templates read it: no null members, no ``trainable``."""
+    """The ``messages`` column as chat templates read it, and as ``load_dataset`` gives it:
+    no null members, no ``trainable``, each tool call's arguments an object (templates write
+    ``arguments | tojson``: text would be rendered as a string inside the call)."""
     out = []
     for m in messages:
         msg = {k: v for k, v in m.items() if v is not None and k != "trainable"}
         msg.setdefault("content", "")
+        if msg.get("tool_calls"):
+            msg["tool_calls"] = [_with_object_arguments(c) for c in msg["tool_calls"]]
         out.append(msg)
     return out
+
+
+def _with_object_arguments(call: dict[str, JSON]) -> dict[str, JSON]:
+    function = call.get("function") or {}
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):
+        return call
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:  # text that is no JSON is what the model wrote: keep it
+        return call
+    return {**call, "function": {**function, "arguments": parsed}}
 
 
 @dataclass(frozen=True)
