@@ -84,3 +84,5 @@ def test_every_recipe_of_the_card_runs_as_written(
     exec(compile(script, f"card of {kind}", "exec"), namespace)
     trained = [k for k in ("sft", "pairs", "kto") if k in namespace]
     assert "trainer" in namespace and "sft" in trained
+    if "pairs" in namespace:  # the pairs trained a DPO step and a reward model's step
+        assert (tmp_path / "dpo-out").is_dir() and (tmp_path / "reward-out").is_dir()

@@ -96,6 +96,22 @@ compares); under `score` (Harbor jobs' own signal) the chosen side scores above 
 one, and two branches scored alike make no pair.
 """
 
+REWARD = """### Reward modelling (`preferences`)
+
+```python
+from trl import RewardConfig, RewardTrainer
+
+pairs = load_dataset(REPO, "preferences", split="train")
+trainer = RewardTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected", "tools"]),
+                        args=RewardConfig(output_dir="reward-out", **DEVICE))
+trainer.train()
+```
+
+The same pairs train a reward model: a sequence classifier on `MODEL` that scores the chosen
+side above the rejected one after the same prompt. Where the store scores its branches
+(Harbor's verifier rewards), `margin` is their difference.
+"""
+
 KTO = """### Unpaired preferences (`kto`, KTO)
 
 ```python
@@ -135,8 +151,8 @@ split="train") if r["prompt_tokens"] + max(r["chosen_tokens"], r["rejected_token
 """
 
 #: config -> the recipe shown when the config has rows
-RECIPES = {"trajectories": EVALUATE, "sft": SFT, "preferences": DPO, "kto": KTO,
-           "tokenized": TOKENIZED}  # fmt: skip
+RECIPES = {"trajectories": EVALUATE, "sft": SFT, "preferences": DPO + "\n" + REWARD,
+           "kto": KTO, "tokenized": TOKENIZED}  # fmt: skip
 
 
 def usage(configs: list[str]) -> str:
