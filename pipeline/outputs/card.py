@@ -270,7 +270,9 @@ def card(manifest: JSON, license_id: str, tasks: list[TaskScores] | None = None)
     redaction = _redaction_section(manifest["options"], manifest.get("redaction") or {})
     scores = card_section(tasks or [])
     body = [*intro, *_stats_section(manifest), *scores, *_configs_section(manifest), *redaction]
-    return "\n".join([*body, *_made_section(manifest), usage(loadable(manifest))])
+    return "\n".join(
+        [*body, *_made_section(manifest), usage(loadable(manifest), manifest["counts"])]
+    )
 
 
 def _redaction_section(opts: JSON, redaction: JSON) -> list[str]:

@@ -22,7 +22,10 @@ REPO = "PATH_OR_REPO"
 MODEL = "Qwen/Qwen2.5-0.5B-Instruct"  # any chat model
 GPU = torch.cuda.is_available()  # each trainer below runs on a GPU, or on the CPU without one
 DEVICE = dict(use_cpu=not GPU, bf16=GPU and torch.cuda.is_bf16_supported())
+MAX_LENGTH = {max_length}  # tokens a row may take (see below)
 ```
+
+{lengths}
 """
 
 EVALUATE = """### Filter trajectories (evaluation)
@@ -50,7 +53,8 @@ from trl import SFTConfig, SFTTrainer
 
 sft = load_dataset(REPO, "sft", split="train")
 trainer = SFTTrainer(model=MODEL, train_dataset=sft.select_columns(["messages", "tools"]),
-                     args=SFTConfig(output_dir="sft-out", **DEVICE, assistant_only_loss=True))
+                     args=SFTConfig(output_dir="sft-out", **DEVICE, max_length=MAX_LENGTH,
+                                     assistant_only_loss=True))
 trainer.train()
 ```
 
@@ -80,7 +84,7 @@ from trl import DPOConfig, DPOTrainer
 pairs = load_dataset(REPO, "preferences", split="train")
 pairs = pairs.filter(lambda r: r["granularity"] == "turn")  # or "trajectory": whole branches
 trainer = DPOTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected", "tools"]),
-                     args=DPOConfig(output_dir="dpo-out", **DEVICE))
+                     args=DPOConfig(output_dir="dpo-out", **DEVICE, max_length=MAX_LENGTH))
 trainer.train()
 ```
 
@@ -103,7 +107,7 @@ from trl import RewardConfig, RewardTrainer
 
 pairs = load_dataset(REPO, "preferences", split="train")
 trainer = RewardTrainer(model=MODEL, train_dataset=pairs.select_columns(["prompt", "chosen", "rejected", "tools"]),
-                        args=RewardConfig(output_dir="reward-out", **DEVICE))
+                        args=RewardConfig(output_dir="reward-out", **DEVICE, max_length=MAX_LENGTH))
 trainer.train()
 ```
 
@@ -119,7 +123,7 @@ from trl import KTOConfig, KTOTrainer
 
 kto = load_dataset(REPO, "kto", split="train")
 trainer = KTOTrainer(model=MODEL, train_dataset=kto.select_columns(["prompt", "completion", "label", "tools"]),
-                     args=KTOConfig(output_dir="kto-out", **DEVICE))
+                     args=KTOConfig(output_dir="kto-out", **DEVICE, max_length=MAX_LENGTH))
 trainer.train()
 ```
 
@@ -155,12 +159,43 @@ RECIPES = {"trajectories": EVALUATE, "sft": SFT, "preferences": DPO + "\n" + REW
            "kto": KTO, "tokenized": TOKENIZED}  # fmt: skip
 
 
-def usage(configs: list[str]) -> str:
-    """The usage section for an export whose loadable configs are ``configs``."""
+def _lengths(counts: dict[str, int]) -> tuple[int, str]:
+    """``MAX_LENGTH``: the step of ``sft.LENGTHS`` above the shortest that holds nine in ten
+    ``sft`` rows by their estimated length (a step of room for a template's markup and a
+    tokenizer that takes more tokens); and the sentence that gives the estimates."""
+    from ..tables.sft import ESTIMATED, LENGTHS
+
+    per = {str(x): counts.get(f"{ESTIMATED}{x}", 0) for x in (*LENGTHS, "more")}
+    total = sum(per.values())
+    if not total:
+        return 4096, ""
+    held, pick = 0, LENGTHS[-1]
+    for i, x in enumerate(LENGTHS):
+        held += per[str(x)]
+        if held >= 0.9 * total:
+            pick = LENGTHS[min(i + 1, len(LENGTHS) - 1)]
+            break
+    kept = sum(n for x, n in per.items() if x != "more" and int(x) <= pick)
+    shown = ", ".join(
+        f"{n} up to {x}" if x != "more" else f"{n} longer" for x, n in per.items() if n
+    )
+    return pick, (
+        f"The `sft` rows' lengths in tokens, estimated as characters / 3 (`trajset tokenize` "
+        f"counts them with your tokenizer): {shown}. `MAX_LENGTH = {pick}` holds {kept} of {total}; TRL "
+        'truncates or drops a longer row ("Dropping fully masked examples"), and its own '
+        "default, 1024, would hold fewer. Set it to what your model and memory take."
+    )
+
+
+def usage(configs: list[str], counts: dict[str, int] | None = None) -> str:
+    """The usage section for an export whose loadable configs are ``configs`` (``counts``:
+    the run's, for the rows' estimated lengths)."""
     if not configs:
         return (
             "## Usage\n\nThis export holds no rows in any config (see Stats and `manifest.json`: "
             "a `--where` that matched nothing, or inputs that did not read), so there is "
             "nothing for `load_dataset` to load.\n"
         )
-    return "\n".join([HEADER, *(RECIPES[c] for c in RECIPES if c in configs)])
+    max_length, lengths = _lengths(counts or {})
+    header = HEADER.format(max_length=max_length, lengths=lengths)
+    return "\n".join([header, *(RECIPES[c] for c in RECIPES if c in configs)])

@@ -92,12 +92,31 @@ def trajectory_rows(et: ExportedTrajectory) -> list[Row]:
     return rows
 
 
+#: the token lengths ``sft`` rows are counted up to (``estimated_tokens``), for the card
+LENGTHS = (512, 1024, 2048, 4096, 8192, 16384, 32768)
+ESTIMATED = "sft_tokens_estimated/"
+
+
+def estimated_tokens(row: Row) -> int:
+    """A row's length in tokens, estimated generously as its characters / 3 (code and JSON
+    take more tokens per character than prose; ``trajset tokenize`` counts exactly)."""
+    chars = len(str(row.get("tools") or ""))
+    for m in row["messages"]:
+        chars += 16 + len(m.get("content") or "") + len(m.get("reasoning_content") or "")
+        for c in m.get("tool_calls") or []:
+            chars += len(c["function"]["name"]) + len(c["function"]["arguments"])
+    return chars // 3
+
+
 def rows(export: SessionExport, stats: Counter[str]) -> list[Row]:
     made = [r for et in export.kept if et.trajectory.is_preferred for r in trajectory_rows(et)]
     out = [r for r in made if r["n_trainable"]]  # a window with no answer teaches nothing
     stats["sft_rows"] += len(out)
     stats["sft_rows_dropped_untrainable"] += len(made) - len(out)
     stats.update(misfits(out))
+    for r in out:
+        n = estimated_tokens(r)
+        stats[ESTIMATED + str(next((x for x in LENGTHS if n <= x), "more"))] += 1
     return out
 
 
