@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from trajset.pipeline import ExportOptions, RunOptions, run_export
-from trajset.pipeline.stores import READERS
+from trajset.pipeline.stores import READERS, Fixture
 
 from .fixture_stores import fixtures, lay_out
 from .test_training import _model, _tokenizer
@@ -59,11 +59,17 @@ def _tiny_model(out: Path, dest: Path) -> Path:
     return dest
 
 
-@pytest.mark.parametrize("kind", list(READERS))
+#: each kind's first fixture, and the stores whose pairs once stopped DPO and KTO (an empty
+#: prompt: Pi's edited first prompt, two Harbor trials given different instructions)
+CASES = [*((kind, FIXTURES[kind][0]) for kind in READERS),
+         ("pi", Fixture("upstream/pi/synthetic/sessions")), ("harbor", Fixture("upstream/harbor-jobs"))]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "fixture"), CASES, ids=[f"{k}-{f.path}" for k, f in CASES])
 def test_every_recipe_of_the_card_runs_as_written(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: Path
+    kind: str, fixture: Fixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: Path
 ) -> None:
-    store = lay_out(FIXTURES[kind][0], tmp_path / "store")
+    store = lay_out(fixture, tmp_path / "store")
     out = tmp_path / "out"
     run_export([store], out, ExportOptions(), RunOptions(workers=1))
     card = (out / "README.md").read_text(encoding="utf-8")
