@@ -61,17 +61,22 @@ def _agent_message(items: list[JSON]) -> JSON:
     return "\n".join(c for c in contents if isinstance(c, str))
 
 
+def token_metrics(usage: JSON) -> dict[str, int]:
+    """ATIF's token counts of a usage (``encode_usage``'d): prompt, completion, cached."""
+    return {
+        "prompt_tokens": usage["input_tokens"],
+        "completion_tokens": usage["output_tokens"],
+        "cached_tokens": usage["input_tokens_details"]["cached_tokens"],
+    }
+
+
 def _metrics(
     w: Walk, model: str, usage_raw: JSON, cost: CostFn | None, recorded: JSON = None
 ) -> dict[str, JSON]:
     """A response's metrics; its cost is the one its store recorded (``RECORDED_COST``),
     else what ``cost`` prices its usage at, and is added to the trajectory's total."""
     usage = encode_usage(usage_raw)
-    metrics: dict[str, JSON] = {
-        "prompt_tokens": usage["input_tokens"],
-        "completion_tokens": usage["output_tokens"],
-        "cached_tokens": usage["input_tokens_details"]["cached_tokens"],
-    }
+    metrics: dict[str, JSON] = dict(token_metrics(usage))
     usd = recorded_dollars(recorded)
     if usd is None and cost is not None:
         usd = cost(model, usage_raw)

@@ -79,6 +79,8 @@ def sft_violations(rows: Iterable[Row]) -> Iterator[Violation]:
     for row in rows:
         msgs: list[Row] = row["messages"] or []
         place = f"sft {row['session_id']} {row['leaf_id']} window {row.get('window', 0)}"
+        # each call id's last tool message: a call is answered by one after it
+        answered = {m.get("tool_call_id"): i for i, m in enumerate(msgs) if m["role"] == "tool"}
         for i, m in enumerate(msgs):
             at = f"{place} message {i}"
             nxt = msgs[i + 1] if i + 1 < len(msgs) else None
@@ -90,9 +92,8 @@ def sft_violations(rows: Iterable[Row]) -> Iterator[Violation]:
                 if first != place:
                     yield Violation("trained_twice", f"{at} (also in {first})")
             if m["role"] == "assistant" and nxt is not None:
-                later = {x.get("tool_call_id") for x in msgs[i + 1 :] if x["role"] == "tool"}
                 for call in m.get("tool_calls") or []:
-                    if call.get("id") not in later:
+                    if answered.get(call.get("id"), -1) < i:
                         yield Violation("unanswered_call", f"{at} call {call.get('id')}")
             if _repeated(m, nxt):
                 yield Violation("repeated_prompt", at)
@@ -131,7 +132,7 @@ def found(counts: Mapping[str, int]) -> dict[str, int]:
 
 def count(sft: Iterable[Row], steps: Iterable[Row]) -> Counter[str]:
     """How many violations of each check (every check present, 0 when none)."""
-    found = Counter({name: 0 for name in CHECKS})
+    counts = Counter({name: 0 for name in CHECKS})
     for v in (*sft_violations(sft), *steps_violations(steps)):
-        found[v.check] += 1
-    return found
+        counts[v.check] += 1
+    return counts

@@ -9,6 +9,7 @@ rollout's last ``total_token_usage``, a Pi session's responses).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from trajset.schemas.entries import (
@@ -20,32 +21,24 @@ from trajset.schemas.entries import (
 from trajset.schemas.openresponses import encode_usage
 from trajset.schemas.session import Entry
 
-from ..atif.steps import recorded_dollars
+from ..atif.steps import recorded_dollars, token_metrics
 from .base import Row
 
 
 def path_totals(entries: Iterable[Entry]) -> Row:
     """``total_prompt_tokens``, ``total_completion_tokens``, ``total_cached_tokens`` and
     ``total_cost_usd`` (None when no call on the path records a cost) over ``entries``."""
-    prompt = completion = cached = 0
+    tokens = Counter({"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0})
     cost: float | None = None
     for e in entries:
         body = e.body
         if not isinstance(body, ResponseEntry | CompactionEntry | BranchSummaryEntry):
             continue
         if body.usage is not None:
-            u = encode_usage(body.usage)
-            prompt += u["input_tokens"]
-            completion += u["output_tokens"]
-            cached += u["input_tokens_details"]["cached_tokens"]
+            tokens.update(token_metrics(encode_usage(body.usage)))
         usd = (
             recorded_dollars(e.raw.get(RECORDED_COST)) if isinstance(body, ResponseEntry) else None
         )
         if usd is not None:
             cost = (cost or 0.0) + usd
-    return {
-        "total_prompt_tokens": prompt,
-        "total_completion_tokens": completion,
-        "total_cached_tokens": cached,
-        "total_cost_usd": cost,
-    }
+    return {**{f"total_{k}": n for k, n in tokens.items()}, "total_cost_usd": cost}

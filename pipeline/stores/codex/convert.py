@@ -5,8 +5,9 @@ the line before it (a rollback's fork, a fork's or a revert segment's first
 line) continues from the state saved at its parent.  The state is small: the
 last entry on the path, the model in force, the last usage total counted, the
 open model call (``calls``: where a call ends and whose usage is whose), turn and
-prompt.  Turns are runs; an aborted turn an outcome that never passes.  Events that repeat an item are members of its entry; every other
-record is a ``codex:<type>`` entry.
+prompt.  Turns are runs; an aborted turn an outcome that never passes.  Events that
+repeat an item are members of its entry; every other record is a ``codex:<type>``
+entry.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from .rollouts import Line
 JSON = Any
 CALLS = ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call")
 OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
+#: the line kinds of the outputs (``Line.kind``)
+OUTPUT_KINDS = frozenset(f"response_item/{k}" for k in OUTPUTS)
 
 
 class Converter(Calls):
@@ -44,8 +47,7 @@ class Converter(Calls):
         self.answered = frozenset(
             str(pl.line.payload.get("call_id") or "")
             for pl in tree.placed
-            if pl.line.kind in {f"response_item/{k}" for k in OUTPUTS}
-            and isinstance(pl.line.payload, dict)
+            if pl.line.kind in OUTPUT_KINDS and isinstance(pl.line.payload, dict)
         )
 
     def line(self, s: State, line: Line, dups: Duplicates, is_root: bool) -> None:
