@@ -121,12 +121,13 @@ class ExportOptions:
         secrets: list[str],
         terms: Sequence[str] = (),
         identities: Sequence[Identity] = (),
+        roots: Sequence[str] = (),
     ) -> Redactor:
         custom = [{"name": n, "pattern": p} for n, p in self.custom_rules] if self.redact else []
         with rule_errors_are_usage_errors():
             return build_redactor(
                 self.builtin_rules(), secrets=secrets, homes=self.homes, custom=custom,
-                terms=terms, identities=identities,
+                terms=terms, identities=identities, roots=roots,
             )  # fmt: skip
 
 

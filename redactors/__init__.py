@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from . import detectors, passwords, pii, structure
+from . import command_line, detectors, passwords, pii, structure
 from .base import PLACEHOLDER_BYTES_RE, PLACEHOLDER_RE, Placeholders, Rule, RuleError, base_name
 from .custom import custom_rule
 from .engine import MIN_LENGTH, Redactor, StringRule, TreeReport
@@ -30,15 +30,17 @@ from .secrets import LiteralSecrets
 from .terms import TERM_FLOOR, Terms, read_terms
 
 #: every detector rule by versioned name, in the order they run
-REGISTRY: dict[str, Rule] = {r.name: r for r in [*detectors.RULES, *passwords.RULES, *pii.RULES]}
+REGISTRY: dict[str, Rule] = {
+    r.name: r for r in [*detectors.RULES, *command_line.RULES, *passwords.RULES, *pii.RULES]
+}
 #: rules that are not string detectors
-SPECIAL = ("secrets_v1", "term_v1", "identity_v1", "home_paths_v2", "environment_v1",
+SPECIAL = ("secrets_v1", "term_v1", "identity_v1", "home_paths_v3", "environment_v1",
            "no_passthrough_v1")  # fmt: skip
 GROUPS = {
     "default": [n for n, r in REGISTRY.items() if not r.opt_in]
-    + ["secrets_v1", "term_v1", "identity_v1", "home_paths_v2"],
-    "pii": ["email_v2", "ipv4_v1", "ipv6_v1", "phone_v2", "identity_v1", "home_paths_v2"],
-    "network": ["ipv4_v1", "ipv6_v1"],
+    + ["secrets_v1", "term_v1", "identity_v1", "home_paths_v3"],
+    "pii": ["email_v3", "ipv4_v2", "ipv6_v1", "phone_v2", "identity_v1", "home_paths_v3"],
+    "network": ["ipv4_v2", "ipv6_v1"],
     "all": [*REGISTRY, *SPECIAL],
 }
 
@@ -81,6 +83,7 @@ def build_redactor(
     custom: Sequence[Mapping[str, object]] = (),
     terms: Sequence[str] = (),
     identities: Sequence[Identity] = (),
+    roots: Sequence[str] = (),
 ) -> Redactor:
     """The redactor for the given versioned names: literal secrets, detectors, custom rules,
     listed terms, the store's identities, then home paths."""
@@ -98,13 +101,14 @@ def build_redactor(
     if "identity_v1" in names and (pseudonyms := Pseudonyms.of(identities)).active:
         rules.append(pseudonyms)
         shortest = min(shortest, IDENTITY_FLOOR)
-    if "home_paths_v2" in names:
+    if "home_paths_v3" in names:
         rules.append(HomePaths.of(tuple(homes)))
     return Redactor(
         rules,
         environment="environment_v1" in names,
         no_passthrough="no_passthrough_v1" in names,
         min_length=shortest,
+        roots=roots,
     )
 
 

@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from .anchored import NOWHERE, Anchor
-from .base import Rule, entropy
-from .passwords import NAME_ANCHOR, NOT_SECRET
+from . import tokens
+from .base import Rule, base_name, entropy
+from .passwords import NAME_ANCHOR, code_like, names_no_secret, snake
 
 _B = r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9+/_\\-]))"  # token start: not inside a longer token or base64 run
 _E = r"(?![A-Za-z0-9+/_=-])"  # token end
@@ -39,10 +39,17 @@ def _high_entropy(group: int, minimum: float = 3.0) -> Callable[[re.Match[str]],
 
 
 def _credential_value(m: re.Match[str]) -> bool:
-    """A high-entropy value that is not code: not a call, a subscript or an environment look-up.
-    (v1 redacted ``password = get_password()`` and ``token = os.environ['TOKEN']``.)"""
-    value, after = m.group(1), m.string[m.end(1) : m.end(1) + 1]
-    if after in ("(", "[", ".") or NOT_SECRET.match(value):
+    """A high-entropy value that is not code or a setting (``passwords.code_like``): not a
+    call, subscript, attribute access, operand, variable or identifier made of words, when
+    unquoted, nor a run of lower-case letters (``tokeneater=printtoken``; a generated secret
+    mixes cases or digits), nor held by a name that says it is none (``token_type``).
+    (v3 redacted ``tokenStart = charIndex`` and ``total_tokens: metric.total_tokens``.)"""
+    value, name = m.group("value"), m.group("name")
+    after = m.string[m.end("value") : m.end("value") + 40]
+    quoted = m.string[m.start("value") - 1 : m.start("value")] in ("'", '"')
+    if names_no_secret(name) or code_like(value, name, after, quoted=quoted):
+        return False
+    if not quoted and re.fullmatch(r"[a-z_]+\)*", value):
         return False
     return entropy(value) >= 3.0
 
@@ -52,6 +59,31 @@ def _not_in_url(m: re.Match[str]) -> bool:
     assignment read there would run on over the host and path)."""
     before = m.string[max(0, m.start() - 4) : m.start()]
     return not before.endswith(("://", ":\\/\\/")) and _credential_value(m)
+
+
+#: a JSON member whose value is a credential by its name alone: ``{"token": "…"}``,
+#: ``{"apiKey": "…"}``, ``{"access_token": "…"}`` (names read as words, ``passwords.snake``)
+_CREDENTIAL_MEMBER = re.compile(
+    r"(?:[a-z0-9]+_)*(?:token|api_?key|access_?key|secret_?key|private_?key|client_?secret"
+    r"|auth_?key|secret|password|passwd|credentials?)"
+)
+_TOKEN_SHAPED = re.compile(r"[A-Za-z0-9._~+/=:-]{12,}")
+
+
+@dataclass(frozen=True)
+class CredentialRule(Rule):
+    """Assignments in text (``pattern``), and JSON members named as a credential whose value
+    is token-shaped: 12 or more characters, no space, high entropy, not code."""
+
+    def names_secret(self, name: str) -> bool:
+        return _CREDENTIAL_MEMBER.fullmatch(snake(name)) is not None and not names_no_secret(name)
+
+    def secret_member(self, name: str, value: str) -> bool:
+        return (
+            _TOKEN_SHAPED.fullmatch(value) is not None
+            and not code_like(value, name, quoted=True)
+            and entropy(value) >= 3.0
+        )
 
 
 @dataclass(frozen=True)
@@ -114,12 +146,14 @@ _AWS_ID = r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"
 _ALIBABA_ID = r"LTAI[A-Za-z0-9]{12,20}"
 _PEM = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _ASSIGNED_NAME = (
-    r"(?i:[a-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
-    r"private[_-]?key|client[_-]?secret|auth[_-]?key)[a-z0-9_.-]*)"
+    r"(?P<name>(?i:[a-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
+    r"private[_-]?key|client[_-]?secret|auth[_-]?key|account[_-]?key)[a-z0-9_.-]*))"
 )
-_VALUE = r"([^\s\"'\[\]{},;`<>\\][^\s\"'{},;`<>\\]{7,})"
+_VALUE = r"(?P<value>[^\s\"'\[\]{},;`<>\\][^\s\"'{},;`<>\\]{7,})"
 #: what follows the name (it ends at the first character that is no name character)
 _ASSIGNED = r"[\"']?\s*[:=]"
+
+_TOKENS = {base_name(r.name): r for r in tokens.RULES}
 
 RULES: list[Rule] = [
     Rule(
@@ -128,7 +162,7 @@ RULES: list[Rule] = [
         "PRIVATE KEY",
         description="PEM private key blocks, also with escaped newlines",
     ),
-    _token("aws_access_key_id_v1", _AWS_ID, "AKIA|ASIA|ABIA|ACCA"),
+    _TOKENS["aws_access_key_id"],
     _pair(
         "aws_secret_access_key_v2",
         names=r"aws_?secret_?(?:access_?)?key|secret_?access_?key",
@@ -138,7 +172,7 @@ RULES: list[Rule] = [
         member=r"(?:aws_?)?secret_?(?:access_?)?key",
         description="an AWS secret access key assigned to its name, or beside its key id",
     ),
-    _token("alibaba_access_key_id_v1", _ALIBABA_ID, "LTAI"),
+    _TOKENS["alibaba_access_key_id"],
     _pair(
         "alibaba_secret_key_v1",
         names=r"alibaba[\w.-]{0,20}secret[\w.-]{0,10}|access_?key_?secret",
@@ -149,34 +183,21 @@ RULES: list[Rule] = [
         description="an Alibaba Cloud AccessKey secret assigned to its name, or beside its id",
     ),
     _token("azure_client_secret_v1", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", "Q~"),
-    _token(
-        "github_token_v1",
-        r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
-        r"gh[pousr]_|github_pat_",
-    ),
-    _token(
-        "gitlab_token_v1",
-        r"gl(?:pat|oas|dt|rt|ptt|ft|imt|agent|soat)-[A-Za-z0-9_-]{20,}",
-        r"gl(?:pat|oas|dt|rt|ptt|ft|imt|agent|soat)-",
-    ),
-    _token("slack_token_v1", r"xox[abposr]-[A-Za-z0-9-]{10,}", "xox"),
+    _TOKENS["github_token"],
+    _TOKENS["gitlab_token"],
+    _TOKENS["slack_token"],
     Rule(
         "slack_webhook_v1",
         re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
         r"hooks\.slack",
     ),
-    _token("stripe_key_v1", r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", "_live_|_test_"),
-    _token("anthropic_key_v1", r"sk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{20,}", "sk-ant-"),
-    Rule(
-        "openai_key_v1",
-        re.compile(_B + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}" + _E),
-        _TOKEN_START + "sk-",
-        anchor=Anchor("sk-", NOWHERE),  # a key starts at its prefix
-    ),
-    _token("huggingface_token_v1", r"hf_[A-Za-z0-9]{30,}", "hf_"),
-    _token("npm_token_v1", r"npm_[A-Za-z0-9]{36}", "npm_"),
-    _token("pypi_token_v1", r"pypi-AgE[A-Za-z0-9_-]{50,}", "pypi-"),
-    _token("google_api_key_v1", r"AIza[0-9A-Za-z_-]{35}", "AIza"),
+    _TOKENS["stripe_key"],
+    _TOKENS["anthropic_key"],
+    _TOKENS["openai_key"],
+    _TOKENS["huggingface_token"],
+    _TOKENS["npm_token"],
+    _TOKENS["pypi_token"],
+    _TOKENS["google_api_key"],
     _token("jwt_v1", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "eyJ"),
     Rule(
         "url_credentials_v2",
@@ -203,11 +224,11 @@ RULES: list[Rule] = [
         group=1,
         accept=_high_entropy(1),
     ),
-    Rule(
-        "credential_assignment_v3",
+    CredentialRule(
+        "credential_assignment_v4",
         re.compile(_W + _ASSIGNED_NAME + _ASSIGNED + r"\s*[\"']?" + _VALUE),
         r"(?i:pass|pwd|secret|token|key)",
-        group=1,
+        group="value",
         accept=_not_in_url,
         description="password=/secret:/token= style assignments and .env lines with a high-entropy value",
         anchor=replace(NAME_ANCHOR, follow=_ASSIGNED),

@@ -24,7 +24,9 @@ from trajset.schemas.session import Entry, Session, validate_header
 
 from . import structure
 from .base import PLACEHOLDER_RE, Placeholders
+from .encoded import BASE64_TRIGGER, base64_findings
 from .environment import strip_environment, strip_environment_doc
+from .home_paths import roots_pattern
 from .no_passthrough import strip_raw_items
 from .prefilter import TriggerSet
 from .spans import ESCAPE_TRIGGER, Decoded, Span, decode, join, outside
@@ -132,8 +134,11 @@ class Redactor:
         environment: bool = False,
         no_passthrough: bool = False,
         min_length: int = MIN_LENGTH,
+        roots: Sequence[str] = (),
     ) -> None:
         self.rules = list(rules)
+        #: the folders holding the run's stores: a path ``plain_text`` shows is relative to them
+        self._roots = roots_pattern(roots)
         self.environment = environment
         self.no_passthrough = no_passthrough
         self.min_length = min_length
@@ -145,16 +150,23 @@ class Redactor:
         #: rules that also judge a value by the name of the member holding it
         self.member_rules = [cast(MemberRule, r) for r in self.rules if hasattr(r, "secret_member")]
         self._member_names: dict[str, list[MemberRule]] = {}  # name -> the rules that judge it
-        #: the last trigger is an escape's: the string may hold a secret in an encoded form
-        self._triggers = TriggerSet([*(r.trigger for r in self.rules), ESCAPE_TRIGGER])
-        self._escape = len(self.rules)
-        #: what examines structural values and ids: the secret rules, those that are not opt-in
-        #: and find no identity (``structure.py``; an id is kept, a pseudonym is no finding there)
+        #: the last triggers are an escape's and a base64 run's: the string may hold a secret
+        #: in an encoded form
+        self._triggers = TriggerSet(
+            [*(r.trigger for r in self.rules), ESCAPE_TRIGGER, BASE64_TRIGGER]
+        )
+        self._escape, self._base64 = len(self.rules), len(self.rules) + 1
+        #: what examines ids: the secret rules, those that are not opt-in and find no identity
+        #: (an id is kept, a pseudonym is no finding there); and structural values (enums,
+        #: a run's ``ref``: ``approval:dana``): those and the identities (``structure.py``)
         self._secrets: Redactor = self
-        secret = [r for r in self.rules if not getattr(r, "opt_in", False)
-                  and not hasattr(r, "pseudonym")]  # fmt: skip
+        self._structure: Redactor = self
+        structural = [r for r in self.rules if not getattr(r, "opt_in", False)]
+        secret = [r for r in structural if not hasattr(r, "pseudonym")]
         if len(secret) < len(self.rules):
             self._secrets = Redactor(secret, min_length=min_length)
+        if len(structural) < len(self.rules):
+            self._structure = Redactor(structural, min_length=min_length)
         #: the rules that find spans, and those that rewrite (run after, on the result)
         self._spans = [(i, r.spans) for i, r in enumerate(self.rules)
                        if hasattr(r, "spans")]  # fmt: skip
@@ -216,6 +228,8 @@ class Redactor:
                 (*d.original(a, b), i)
                 for a, b, i in self._found(d.text, self._triggers.which(d.text))
             ]
+        if self._base64 in fired:
+            found += base64_findings(value, self._found_anywhere)
         if found and "[REDACTED:" in value:
             found = outside(found, [m.span() for m in PLACEHOLDER_RE.finditer(value)])
         if found:
@@ -224,6 +238,10 @@ class Redactor:
             if i in fired:
                 value = apply(value, placeholders)
         return value
+
+    def _found_anywhere(self, text: str) -> list[Span]:
+        """The spans the rules find in a decoded text (its own triggers)."""
+        return self._found(text, self._triggers.which(text))
 
     def _found(self, text: str, fired: set[int]) -> list[Span]:
         """Every span the fired rules find in ``text``, each with its rule's index."""
@@ -262,7 +280,7 @@ class Redactor:
                 pass
             elif k in skip and isinstance(v, str):
                 if k not in structure.REFERENCES and k not in structure.OPAQUE:
-                    nv = self._secrets.text(v, placeholders)
+                    nv = self._structure.text(v, placeholders)
             elif isinstance(v, str) and isinstance(k, str) and (rule := self._secret_member(k, v)):
                 nv = placeholders(rule, v)
             elif skip is structure.ITEM or (k in structure.ITEM_VALUED and not data):
@@ -351,5 +369,9 @@ class Redactor:
         return removed
 
     def plain_text(self, value: str) -> str:
-        """Redact a string built outside the tree (error messages, paths); placeholders numbered apart."""
+        """Redact a string built outside the tree (error messages, paths); placeholders numbered
+        apart.  A path below a store's folder is shown from the store's own name on (no input
+        path of this machine reaches the manifest or an error row)."""
+        if value and self._roots is not None:
+            value = self._roots.sub("", value)
         return self.text(value, Placeholders()) if value else value

@@ -43,7 +43,11 @@ _ANONYMOUS = {
     "user": frozenset(
         ["root", "admin", "administrator", "user", "users", "default", "guest", "nobody",
          "anonymous", "ubuntu", "runner", "ec2-user", "system", "agent", "assistant", "human",
-         "operator", "owner", "developer", "unknown", "null", "none"]
+         "operator", "owner", "developer", "unknown", "null", "none", "dev", "test", "tester",
+         "build", "builder", "vagrant", "docker", "node", "www", "www-data", "git", "postgres",
+         "mysql", "jenkins", "work", "app", "code", "data", "home", "src", "tmp", "vscode",
+         "codespace", "codespaces", "coder", "sandbox", "worker", "service", "local", "shared",
+         "public", "all users", "debian", "fedora", "centos", "ec2", "azureuser", "cloud-user"]
     ),
     "branch": frozenset(
         ["main", "master", "develop", "development", "dev", "trunk", "head", "staging",
@@ -164,6 +168,23 @@ class Pseudonyms:
             or self.names.get("u:" + _user_key(found))
             or self.names.get("d:" + found.strip("-"))
         )
+
+
+#: a user's home folder in a path, or in a project folder named after one (``-home-bob-app``)
+_HOME_USER = re.compile(
+    r"(?:^|[\s\"'=:(])(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)([A-Za-z0-9._-]+)"
+    r"|(?:^|[/\\])-{1,2}(?:home|Users)-([A-Za-z0-9._]+)-"
+)
+
+
+def home_users(texts: Iterable[str]) -> list[Identity]:
+    """The users whose home folders ``texts`` (paths, working folders) name, in order: the
+    names a run knows, numbered wherever they stand as words (``ls -l``, prompts)."""
+    found: list[Identity] = []
+    for text in texts:
+        for m in _HOME_USER.finditer(text):
+            found.append(Identity("user", m.group(1) or m.group(2)))
+    return found
 
 
 def identities_of(values: Sequence[tuple[str, Any]]) -> list[Identity]:

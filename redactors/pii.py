@@ -17,6 +17,94 @@ def _not_userinfo(m: re.Match[str]) -> bool:
     return _AUTHORITY.search(m.string, max(0, m.start() - 256), m.start()) is None
 
 
+#: a "top-level domain" that is a file's extension: ``logo@2x.png`` is a file name
+_FILE_EXTENSIONS = frozenset(
+    [
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "svg",
+        "webp",
+        "ico",
+        "bmp",
+        "tif",
+        "tiff",
+        "pdf",
+        "js",
+        "mjs",
+        "cjs",
+        "ts",
+        "tsx",
+        "jsx",
+        "py",
+        "pyi",
+        "rb",
+        "go",
+        "rs",
+        "java",
+        "kt",
+        "swift",
+        "json",
+        "jsonl",
+        "yaml",
+        "yml",
+        "toml",
+        "ini",
+        "cfg",
+        "md",
+        "txt",
+        "csv",
+        "css",
+        "scss",
+        "less",
+        "html",
+        "htm",
+        "xml",
+        "lock",
+        "sh",
+        "zip",
+        "gz",
+        "tgz",
+        "tar",
+        "whl",
+        "wasm",
+        "map",
+        "mp3",
+        "mp4",
+        "mov",
+        "wav",
+        "webm",
+        "ttf",
+        "woff",
+        "woff2",
+        "otf",
+    ]
+)
+#: service accounts of an SCP-style remote (``git@github.com:org/repo.git``): nobody's address
+_REMOTE_USERS = frozenset(["git", "hg", "ssh", "svn"])
+
+
+def _an_address(m: re.Match[str]) -> bool:
+    """An e-mail address: not a URL's ``password@host`` (``url_credentials`` finds the
+    password), a file name (``logo@2x.png``) or a remote's service account
+    (``git@github.com:org/repo.git``)."""
+    local, domain = m.group(0).rsplit("@", 1)
+    if domain.rsplit(".", 1)[1].lower() in _FILE_EXTENSIONS:
+        return False
+    if local.lower() in _REMOTE_USERS and m.string[m.end() : m.end() + 1] == ":":
+        return False
+    return _not_userinfo(m)
+
+
+#: ``version 1.2.3.4``, ``v1.2.3.4``: a four-part version, not an address
+_VERSION_BEFORE = re.compile(r"(?<![A-Za-z])(?i:version|ver|release|build|v)[\s:=_-]*$")
+
+
+def _not_a_version(m: re.Match[str]) -> bool:
+    return _VERSION_BEFORE.search(m.string, max(0, m.start() - 12), m.start()) is None
+
+
 def _valid_ipv6(m: re.Match[str]) -> bool:
     try:
         ipaddress.IPv6Address(m.group(0))
@@ -27,21 +115,22 @@ def _valid_ipv6(m: re.Match[str]) -> bool:
 
 RULES: list[Rule] = [
     Rule(
-        "email_v2",
+        "email_v3",
         re.compile(
             r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9._%+\\-]))[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
             r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![A-Za-z0-9-])"
         ),
         "@",
-        accept=_not_userinfo,
+        accept=_an_address,
         anchor=Anchor("@", r"[A-Za-z0-9._%+-]"),  # the local part runs up to the @
     ),
     Rule(
-        "ipv4_v1",
+        "ipv4_v2",
         re.compile(
             r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])"
         ),
         r"\d\.\d",
+        accept=_not_a_version,
         opt_in=True,
     ),
     Rule(

@@ -66,7 +66,9 @@ def widen(pattern: str) -> str | None:
             body = pattern[i + 1 : end]
             if body.startswith("^") or re.search(r"\\[sSwWdDbB]", body):
                 return None  # widening a negated class would narrow it
-            out.append("[" + body + _DOTTED_I + "]")
+            # the dotted i's go first: after a trailing ``-`` (``[_-]``) they would make a range
+            lead = "]" if body.startswith("]") else ""
+            out.append("[" + lead + _DOTTED_I + body[len(lead) :] + "]")
             i = end + 1
         elif c in "iI":
             out.append("[iIİı]")
@@ -94,12 +96,18 @@ def _class_end(pattern: str, start: int) -> int | None:
     return None
 
 
+#: RE2's options with its error log off: a pattern it cannot read is checked with ``re``
+#: (a foreign pattern, detect-secrets', may be one), never a line on standard error
+_QUIET = re2.Options()
+_QUIET.log_errors = False
+
+
 def _re2(pattern: str) -> Any:
     wide = widen(pattern)
     if wide is None:
         return None
     try:
-        return re2.compile(wide)
+        return re2.compile(wide, _QUIET)
     except re2.error:
         return None
 
@@ -132,7 +140,7 @@ class TriggerSet:
     def __init__(self, triggers: Sequence[str]) -> None:
         self.always = [i for i, t in enumerate(triggers) if not t]
         self.slow: list[tuple[int, re.Pattern[str]]] = []
-        self._set: Any = re2.Set.SearchSet()
+        self._set: Any = re2.Set.SearchSet(_QUIET)
         self._index: list[int] = []  # position in the RE2 set -> trigger index
         for i, t in enumerate(triggers):
             wide = widen(t) if t else None

@@ -7,9 +7,9 @@ member name deeper down (a decision's ``reason``, ``details.reason``,
 these levels are never rewritten, so an entry keeps its shape whatever a rule
 finds.  Ids and references (``REFERENCES``) are never rewritten either: a
 session whose ids hold a secret is refused; ciphertext (``OPAQUE``) is kept.  The other structural values
-(enums, tool names, hashes, times) are examined by the secret rules only
-(not the opt-in personal-data patterns, which match parts of UUIDs and
-times): a valid one holds no secret, and one that does is no longer valid.
+(enums, tool names, hashes, times, a run's ``ref``) are examined by the secret rules and
+the store's identities only (not the opt-in personal-data patterns, which match parts of
+UUIDs and times): a valid one holds no secret, and one that does is no longer valid.
 """
 
 from __future__ import annotations

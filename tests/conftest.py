@@ -83,3 +83,9 @@ def benchmark_module(name: str) -> Any:
 def benchmark_corpus() -> Any:
     """``benchmarks/corpus.py`` (the generated stores tests share with the benchmarks)."""
     return benchmark_module("corpus")
+
+
+def shown(path: Path, store: Path) -> str:
+    """``path`` as an export shows it in an error row or the manifest: from the name of the
+    store it was read from on (no path of the machine leaves the run)."""
+    return path.relative_to(store.parent).as_posix()

@@ -295,3 +295,26 @@ def leaks(out: Path, secrets: list[str], errors: list[Any], prefix: int | None =
         text = f"{e.source} {e.session_id} {e.message}"
         found += [f"error row: {s}" for s in secrets if s[:prefix] in text]
     return found
+
+
+def word_leaks(out: Path, words: list[str], errors: list[Any]) -> list[str]:
+    """Where any of ``words`` stands as a word (no letter or digit touching it, any case) in
+    the export: files, file names, error rows."""
+    if not words:
+        return []
+    pattern = re.compile(
+        r"(?<![A-Za-z0-9])(?i:" + "|".join(re.escape(w) for w in words) + r")(?![A-Za-z0-9])"
+    )
+    found = []
+    for p in out.rglob("*"):
+        data = p.read_bytes() if p.is_file() else b""
+        if p.suffix == ".parquet":
+            data = json.dumps(
+                pq.read_table(p).to_pylist(), default=str, ensure_ascii=False
+            ).encode()
+        text = data.decode("utf-8", errors="replace") + "\n" + p.name
+        found += [f"{p.relative_to(out)}: {m.group()}" for m in pattern.finditer(text)]
+    for e in errors:
+        text = f"{e.source} {e.session_id} {e.message}"
+        found += [f"error row: {m.group()}" for m in pattern.finditer(text)]
+    return found

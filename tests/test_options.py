@@ -22,7 +22,7 @@ def _conf(tmp_path: Path, text: str) -> Path:
 def test_defaults_without_flags_or_file() -> None:
     options, run = resolve(NONE, None, default_workers=3)
     assert options.redact and options.license == "other" and options.store_kind == "auto"
-    assert "email_v2" in options.redact_rules and "ipv4_v1" not in options.redact_rules
+    assert "email_v3" in options.redact_rules and "ipv4_v2" not in options.redact_rules
     assert (run.workers, run.executor, run.mode) == (3, "local", Mode.error)
 
 

@@ -26,7 +26,7 @@ from trajset.pipeline.stores import detect_kind, load_unit
 from trajset.pipeline.stores.einox.record import read_record
 from trajset.schemas.session import Session
 
-from .conftest import UPSTREAM, benchmark_module
+from .conftest import UPSTREAM, benchmark_module, shown
 from .exports import data_files
 
 build_einox_corpus = benchmark_module(
@@ -328,7 +328,7 @@ def test_a_session_cut_at_any_offset_is_an_error_and_the_rest_exports(
         )
     run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
     # the owner's folder is named by its pseudonym (identity_v1), also in an error row's path
-    assert [e.source for e in run.errors] == [str(path).replace("/alice/", "/user_1/")]
+    assert [e.source for e in run.errors] == [shown(path, store).replace("/alice/", "/user_1/")]
     assert run.counts["sessions_exported"] == (4 if sid == SOURCE else 3)
 
 

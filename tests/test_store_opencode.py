@@ -22,7 +22,7 @@ from trajset.pipeline.stores import detect_kind, discover, load_unit, reader_for
 from trajset.pipeline.stores.opencode.records import unwrapped
 from trajset.schemas.session import Session
 
-from .conftest import UPSTREAM
+from .conftest import UPSTREAM, shown
 from .exports import answers, export, table
 from .opencode_db import OpenCodeDb, text, tool
 from .round_trip import assert_round_trip
@@ -231,7 +231,7 @@ def test_a_truncated_file_or_a_malformed_row_is_one_error_row(tmp_path: Path) ->
     message.write_text(message.read_text()[:40])
     run = run_export([legacy], tmp_path / "o1", ExportOptions(), RunOptions(workers=1))
     assert sorted(e.kind for e in run.errors) == ["truncated", "truncated"]
-    assert any(e.source == str(message) for e in run.errors)
+    assert any(e.source == shown(message, legacy) for e in run.errors)
     assert run.counts["trajectories"] == 2
     data = shutil.copytree(SQLITE, tmp_path / "data")
     with sqlite3.connect(data / "opencode.db") as db:
@@ -411,7 +411,7 @@ def test_the_data_folders_other_contents_are_one_skipped_row_each(tmp_path: Path
     (home / "auth.json").write_text("{}")
     out = export(home, tmp_path / "out")
     skipped = json.loads((out / "manifest.json").read_text())["skipped"]
-    assert [(Path(s["path"]).relative_to(home).as_posix(), s["reason"]) for s in skipped] == [
+    assert [(Path(s["path"]).relative_to(home.name).as_posix(), s["reason"]) for s in skipped] == [
         ("auth.json", "not a session file of this store"),
         ("log", "OpenCode's logs, not sessions; not read"),
         ("snapshot", "OpenCode's file snapshots (git repositories), not sessions; not read"),

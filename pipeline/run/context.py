@@ -45,6 +45,8 @@ class RunContext:
     terms: tuple[str, ...] = field(default=(), repr=False)  # --redact-terms
     #: the store's identities in unit order, numbered into pseudonyms where they are used
     identities: tuple[Identity, ...] = field(default=(), repr=False)
+    #: the folders holding the stores: paths in error rows are shown relative to them
+    roots: tuple[str, ...] = field(default=(), repr=False)
 
 
 @dataclass
@@ -67,7 +69,7 @@ def make_runtime(ctx: RunContext) -> Runtime:
     """What a worker derives from the run's options: built once per job, where it runs."""
     o = ctx.options
     return Runtime(
-        o.redactor(list(ctx.secrets), ctx.terms, ctx.identities),
+        o.redactor(list(ctx.secrets), ctx.terms, ctx.identities, ctx.roots),
         o.policies(),
         where_filter.compile_where(o.where) if o.where else None,
         o.max_media_bytes,

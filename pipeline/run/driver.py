@@ -42,7 +42,15 @@ from ..outputs.markers import (
 )
 from ..outputs.parquet import write_shard, write_single
 from ..outputs.part_files import to_table
-from ..stores import SessionIndex, Unit, discover, fingerprint, identities, skipped_paths
+from ..stores import (
+    SessionIndex,
+    Unit,
+    discover,
+    fingerprint,
+    identities,
+    skipped_paths,
+    store_roots,
+)  # fmt: skip
 from ..tables import TABLES
 from ..tables.where import compile_where
 from ..tokenize import tokenize_export
@@ -196,7 +204,8 @@ def run_export(
         units = discover(stores, options.store_kind, options.reader_options)
         check_options(options, run)
         people = tuple(identities(units)) if "identity_v1" in options.builtin_rules() else ()
-    redactor = options.redactor(list(run.secrets), run.terms, people)  # fail early on a bad rule
+        roots = store_roots(stores)
+    redactor = options.redactor(list(run.secrets), run.terms, people, roots)  # fail early
     check_outside(out, stores)
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out} exists and is not a folder")
@@ -210,7 +219,7 @@ def run_export(
             index = SessionIndex.of(units).write(target / STATE / "index.db")
         ctx = RunContext(
             target, options, run.secrets, index, world_size=run.workers, settings=run.settings,
-            terms=run.terms, identities=people,
+            terms=run.terms, identities=people, roots=roots,
         )  # fmt: skip
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         near = options.dedup_threshold if options.dedup == "near" else None

@@ -14,12 +14,12 @@ is the same, in a file, for the jobs of a run).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-from trajset.redactors.identities import Identity
+from trajset.redactors.identities import Identity, home_users
 from trajset.schemas.session import Session
 
 from ..errors import UnitFailed, UsageError
@@ -298,17 +298,34 @@ class SessionIndex:
         return IndexFile.write(path, self.units.items())
 
 
-def identities(units: Iterable[Unit]) -> list[Identity]:
+def identities(units: Iterable[Unit], environ: Mapping[str, str] | None = None) -> list[Identity]:
     """Every unit's identities (``Reader.identities``), in unit order: what the run numbers
     into pseudonyms before any unit is read.  Best effort, as the index is: a unit that
-    cannot say has none (its own fields are still examined by every other rule)."""
+    cannot say has none (its own fields are still examined by every other rule).  Then the
+    users whose homes those values or the units' paths name, and last the user running
+    the export (``HOME``, ``USER``): each is numbered wherever it stands as a word."""
     found: list[Identity] = []
+    paths: list[str] = []
     for u in units:
+        paths.append(u.label)
         try:
             found.extend(reader_for(u.kind).identities(u))
         except Exception:  # a hostile file fails when its unit is read, as an error row
             continue
-    return found
+    environ = os.environ if environ is None else environ
+    own = [environ.get("HOME", ""), f"/home/{environ.get('USER', '')}"]
+    return [*found, *home_users([*(i.value for i in found), *paths, *own])]
+
+
+def store_roots(stores: Iterable[Path]) -> tuple[str, ...]:
+    """The folders holding the stores given, as given and absolute: a path the run writes
+    outside a session (the manifest's inputs, error rows) is shown from its store's name on."""
+    roots = set()
+    for s in stores:
+        for p in (s, Path(os.path.abspath(s))):
+            if p.parent != p and str(p.parent) not in (".", ""):
+                roots.add(str(p.parent))
+    return tuple(sorted(roots))
 
 
 #: what a run looks sessions up in: in memory, or in a file (what jobs carry)
