@@ -28,7 +28,7 @@ from trajset.redactors import GROUPS, build_redactor
 from .errors import AbortRun
 from .outputs.card import loadable
 from .outputs.validate import validate_folder
-from .scan import scan_folder
+from .scan import scan_folder, second_opinion_of
 
 IGNORE = [".trajset", ".trajset/*", ".trajset/**", ".cache/huggingface/**"]
 #: run state and the Hub library's upload progress: never part of what is published
@@ -120,8 +120,11 @@ def _manifest(directory: Path) -> dict[str, Any]:
     return manifest
 
 
-def check(directory: Path, allow_unredacted: bool) -> dict[str, Any]:
-    """Refuse what must not leave; returns the manifest."""
+def check(
+    directory: Path, allow_unredacted: bool, accept: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """Refuse what must not leave; returns the manifest.  ``accept``: ids of detect-secrets
+    findings someone looked at and found harmless."""
     manifest = _manifest(directory)
     problems, _ = validate_folder(directory)
     if problems:
@@ -146,8 +149,20 @@ def check(directory: Path, allow_unredacted: bool) -> dict[str, Any]:
     findings = scan_folder(directory, build_redactor(sorted(rules | set(GROUPS["default"]))))
     if findings:
         n = sum(sum(c.values()) for c in findings.values())
+        rel, counts = next(iter(sorted(findings.items())))
         raise PublishRefused(
-            f"scan finds {n} value(s) a rule matches in {len(findings)} file(s); run `trajset scan {directory}`, or pass --allow-unredacted"
+            f"scan finds {n} value(s) the redaction rules match in {len(findings)} file(s), "
+            f"the first {counts.most_common(1)[0][0]} in {rel}: export again with this trajset "
+            f"(`trajset export STORES --out {directory} --mode overwrite`); `trajset scan "
+            f"{directory}` lists them all, and --allow-unredacted publishes anyway"
+        )
+    if second := second_opinion_of(directory, accept):
+        f = second[0]
+        raise PublishRefused(
+            f"detect-secrets finds {len(second)} value(s) the redaction rules left, the first a "
+            f"{f.rule} in {f.file} ({f.where}, id {f.id}): if it is a secret, export again with "
+            f"`--secret VALUE` or `--secret-env NAME`; if it is none, publish with --accept "
+            f"{f.id}; `trajset scan {directory}` lists them all"
         )
     return manifest
 
@@ -155,9 +170,9 @@ def check(directory: Path, allow_unredacted: bool) -> dict[str, Any]:
 def plan(
     directory: Path, repo_id: str, *, private: bool = True, revision: str = "main",
     message: str = "", create_pr: bool = False, allow_unredacted: bool = False,
-    limits: tuple[int, int] = (LARGE_FILES, LARGE_BYTES),
+    limits: tuple[int, int] = (LARGE_FILES, LARGE_BYTES), accept: frozenset[str] = frozenset(),
 ) -> Plan:  # fmt: skip
-    manifest = check(directory, allow_unredacted)
+    manifest = check(directory, allow_unredacted, accept)
     c = manifest.get("counts", {})
     default = (
         f"trajset {manifest.get('trajset_version', '')}: {c.get('trajectories', 0)} trajectories, "

@@ -2,8 +2,9 @@
 
 Documents and the card, the manifest and every Parquet table (decoded: each
 string value, JSON text included) and the files' own names are examined with
-the same rules an export uses.  Placeholders are not findings; the text of a
-finding is never shown.  Meant as the last look before a dataset leaves.
+the same rules an export uses, and with detect-secrets (``second_opinion.py``),
+whose findings name their row or member.  Placeholders are not findings; the
+text of a finding is never shown.  Meant as the last look before a dataset leaves.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import pyarrow.parquet as pq
 from trajset.redactors import Placeholders, Redactor
 
 from .errors import UsageError
+from .second_opinion import Finding, second_opinion
 
 SKIP = (".trajset", ".cache")  # run state and upload progress, never published
 MEDIA = ("images", "audio")
 
 
-def _files(directory: Path) -> list[Path]:
+def files(directory: Path) -> list[Path]:
+    """The files of an export that are published (not run state, upload progress or media)."""
     out = []
     for p in sorted(directory.rglob("*")):
         rel = p.relative_to(directory).parts
@@ -52,11 +55,16 @@ def scan_folder(directory: Path, redactor: Redactor) -> dict[str, Counter[str]]:
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a folder; give an export folder")
     report: dict[str, Counter[str]] = {}
-    for path in _files(directory):
+    for path in files(directory):
         found = Placeholders()
         rel = str(path.relative_to(directory))
         redactor.text(rel, found)
         _scan_file(path, redactor, found)
         if found.findings:
-            report[rel] = Counter(found.findings)
+            report[rel] = +Counter(found.findings)
     return report
+
+
+def second_opinion_of(directory: Path, accepted: frozenset[str] = frozenset()) -> list[Finding]:
+    """detect-secrets' findings in the export, but those whose id is ``accepted``."""
+    return [f for f in second_opinion(directory, files(directory)) if f.id not in accepted]

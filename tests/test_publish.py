@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet
 import pytest
 from typer.testing import CliRunner
 
@@ -173,8 +174,43 @@ def test_refusals(exported: Path, tmp_path: Path) -> None:
             '"ATIF-v1.8"', '"ATIF-v1.8", "notes": "mail bob.smith@corp.example"', 1
         )
     )
-    with pytest.raises(PublishRefused, match="scan finds"):
+    with pytest.raises(PublishRefused, match=r"scan finds 1 value\(s\).*email_v3 in atif/"):
         plan(leaky, "acme/x")
+
+
+DISCORD = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.Zq8Lm2Np4Rs6Tv8Xw0Yb1Cd3Ef5"
+
+
+@pytest.mark.parametrize(
+    ("planted", "rule"),
+    [
+        # a token our rules have no pattern for: the second opinion is what catches it
+        (f"bot {DISCORD} online", "Discord Bot Token"),
+        # what detect-secrets flagged in a real Codex store and is harmless
+        ("apiKey: 'ollama',", "Secret Keyword"),
+    ],
+)
+def test_a_second_opinion_finding_is_named_refused_and_can_be_accepted(
+    exported: Path, tmp_path: Path, planted: str, rule: str, runner: CliRunner
+) -> None:
+    folder = tmp_path / "second"
+    shutil.copytree(exported, folder)
+    card = folder / "README.md"
+    card.write_text(card.read_text() + f"\n{planted}\n")
+    line = len(card.read_text().splitlines())
+    scanned = runner.invoke(app, ["scan", str(folder)])
+    assert scanned.exit_code == 1
+    found = [x for x in scanned.output.splitlines() if ": detect-secrets: " in x]
+    assert len(found) == 1 and found[0].startswith(
+        f"README.md: line {line}: detect-secrets: {rule}"
+    )
+    assert planted.split()[1] not in scanned.output  # never the value
+    finding = found[0].rsplit("(id ", 1)[1].rstrip(")")
+    with pytest.raises(PublishRefused, match=f"{rule} in README.md .*--accept {finding}"):
+        plan(folder, "acme/x")
+    assert plan(folder, "acme/x", accept=frozenset({finding})).files
+    accepted = runner.invoke(app, ["scan", str(folder), "--accept", finding])
+    assert accepted.exit_code == 0, accepted.output
 
 
 def test_dry_run_prints_the_plan_and_never_the_token(
@@ -272,3 +308,18 @@ def _json_typed(schema: pa.Schema, names: frozenset[str]) -> pa.Schema:
 def test_a_type_without_a_card_dtype_is_named() -> None:
     with pytest.raises(TypeError, match="date32"):
         features(pa.schema([("day", pa.date32())]))
+
+
+def test_a_second_opinion_finding_in_a_table_names_its_row_and_column(tmp_path: Path) -> None:
+    from trajset.pipeline.second_opinion import second_opinion
+
+    table = tmp_path / "data" / "t.parquet"
+    table.parent.mkdir()
+    rows = [{"message": "hello", "extra": "{}"}, {"message": f"bot {DISCORD}", "extra": "{}"}]
+    pa.parquet.write_table(pa.Table.from_pylist(rows), table)
+    [finding] = second_opinion(tmp_path, [table])
+    assert (finding.file, finding.where, finding.rule) == (
+        "data/t.parquet",
+        "row 1 message",
+        "Discord Bot Token",
+    )

@@ -45,6 +45,13 @@ def publish(
             help="Publish an export made without redaction, or one scan flags.",
         ),
     ] = False,
+    accept: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="The id of a detect-secrets finding you looked at and found harmless "
+            "(scan prints the ids); repeat for several."
+        ),
+    ] = None,
 ) -> None:
     """Upload an export folder to the Hugging Face Hub as a dataset, after validate and scan.
 
@@ -60,16 +67,16 @@ def publish(
             typer.echo(f"copying {directory} to a temporary folder", err=True)
             folder = download(directory, copy / "export")
         _publish(folder, repo_id, private, revision, message, create_pr, verbose, dry_run,
-                 allow_unredacted)  # fmt: skip
+                 allow_unredacted, frozenset(accept or ()))  # fmt: skip
 
 
 def _publish(
     directory: Path, repo_id: str, private: bool, revision: str, message: str,
-    create_pr: bool, verbose: bool, dry_run: bool, allow_unredacted: bool,
+    create_pr: bool, verbose: bool, dry_run: bool, allow_unredacted: bool, accept: frozenset[str],
 ) -> None:  # fmt: skip
     p = plan(
         directory, repo_id, private=private, revision=revision, message=message,
-        create_pr=create_pr, allow_unredacted=allow_unredacted,
+        create_pr=create_pr, allow_unredacted=allow_unredacted, accept=accept,
     )  # fmt: skip
     for line in p.lines(every_file=verbose):
         typer.echo(line)
