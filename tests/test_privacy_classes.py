@@ -204,3 +204,15 @@ def test_an_export_under_root_publishes_and_its_manifest_holds_no_input_path(
     published = CliRunner().invoke(app, ["publish", str(out), "acme/x", "--dry-run"], env=env)
     assert published.exit_code == 0, published.output
     assert "dry run: nothing was sent" in published.output
+
+
+def test_the_owner_of_a_real_store_is_numbered_in_ls_output(tmp_path: Path) -> None:
+    """A real Claude Code session (``upstream/claude-code/teich``) whose working folder is
+    in ``/Users/calebfahlgren`` lists files with ``ls -l``: the owner column is numbered."""
+    src = Path(__file__).parent / "data/upstream/claude-code/teich"
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["export", str(src), "--out", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    texts = [f.read_text() for f in (out / "atif").glob("*.json")]
+    assert texts and not any("calebfahlgren" in t for t in texts)
+    assert any(re.search(r"-rw-------@ 1 user_\d+ +wheel", t) for t in texts)
