@@ -10,15 +10,17 @@ findings on the sample store, none a secret).  A finding inside a placeholder
 is none.
 
 Each finding names its file, where in it (a table's row and column, a JSON
-document's member path, a text file's line) and the detector, and has an id
-(a hash of those and the value, never the value) that ``--accept`` takes for a
-finding someone looked at and found harmless.
+document's member path, a text file's line) and the detector, and has an id (a
+hash of the detector and the value keyed with the export's own salt, never the
+value) that ``--accept`` takes for a value someone looked at and found harmless,
+wherever it stands.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -91,13 +93,36 @@ def _in_placeholder(line: str, value: str | None) -> bool:
     return any(value in m.group(0) for m in PLACEHOLDER_RE.finditer(line))
 
 
-def finding_id(file: str, where: str, rule: str, value: str) -> str:
-    digest = hashlib.blake2b(f"{file}\0{where}\0{rule}\0{value}".encode(), digest_size=5)
+def finding_id(rule: str, value: str, salt: bytes) -> str:
+    """One id per detector and value, wherever it stands (accepting ``apiKey: 'ollama'``
+    once accepts it in every table), keyed with the export's own salt so that an id printed
+    in a log says nothing of a weak value."""
+    digest = hashlib.blake2b(f"{rule}\0{value}".encode(), digest_size=5, key=salt)
     return digest.hexdigest()
+
+
+#: where an export keeps the salt of its finding ids (run state: never published)
+SALT = Path(".trajset") / "finding-salt"
+
+
+def export_salt(directory: Path) -> bytes:
+    """The export's salt for finding ids, made on first use; a folder that cannot be
+    written gets one derived from its manifest, stable as long as the export is."""
+    path = directory / SALT
+    try:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(os.urandom(16))
+        return path.read_bytes()[:64]
+    except OSError:
+        manifest = directory / "manifest.json"
+        data = manifest.read_bytes() if manifest.exists() else b""
+        return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def second_opinion(directory: Path, files: list[Path]) -> list[Finding]:
     """detect-secrets' findings in ``files`` (below ``directory``), in file and place order."""
+    salt = export_salt(directory)
     # imported here: it takes about 0.1 s, which every other command would pay at its start
     from detect_secrets.core.scan import scan_line
     from detect_secrets.settings import default_settings, transient_settings
@@ -117,7 +142,7 @@ def second_opinion(directory: Path, files: list[Path]) -> list[Finding]:
                     hits = seen.get(key)
                     if hits is None:
                         hits = seen[key] = _hits(line, scan_line, could)
-                    found += [Finding(rel, where, rule, finding_id(rel, where, rule, value))
+                    found += [Finding(rel, where, rule, finding_id(rule, value, salt))
                               for rule, value in hits]  # fmt: skip
     return sorted(set(found), key=lambda f: (f.file, f.where, f.rule, f.id))
 
@@ -129,7 +154,8 @@ def _patterns() -> list[str]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.keyword import DENYLIST
 
-    classes = {c.__name__: c for c in get_mapping_from_secret_type_to_class().values()}
+    mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
+    classes = {c.__name__: c for c in mapping.values()}
     out = ["(?i:" + "|".join(DENYLIST) + ")"]
     for name in PLUGINS:
         for p in getattr(classes[name], "denylist", None) or ():

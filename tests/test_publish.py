@@ -315,11 +315,11 @@ def test_a_second_opinion_finding_in_a_table_names_its_row_and_column(tmp_path: 
 
     table = tmp_path / "data" / "t.parquet"
     table.parent.mkdir()
-    rows = [{"message": "hello", "extra": "{}"}, {"message": f"bot {DISCORD}", "extra": "{}"}]
+    rows = [{"message": "hello", "extra": "{}"}, {"message": f"bot {DISCORD}", "extra": "{}"},
+            {"message": "x", "extra": json.dumps({"note": DISCORD})}]  # fmt: skip
     pa.parquet.write_table(pa.Table.from_pylist(rows), table)
-    [finding] = second_opinion(tmp_path, [table])
-    assert (finding.file, finding.where, finding.rule) == (
-        "data/t.parquet",
-        "row 1 message",
-        "Discord Bot Token",
-    )
+    first, second = second_opinion(tmp_path, [table])
+    assert (first.file, first.where, first.rule) == ("data/t.parquet", "row 1 message",
+                                                     "Discord Bot Token")  # fmt: skip
+    assert second.where == "row 2 extra" and second.id == first.id  # one id per value
+    assert (tmp_path / ".trajset" / "finding-salt").exists()
