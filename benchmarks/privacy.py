@@ -102,7 +102,7 @@ CLASSES: dict[str, Callable[[random.Random], tuple[str, str]]] = {
     "npm_backslash": lambda r: (f"\\{(k := _key(r, 'npm_', 36))}\\", k),
     "wrapped_ghp": lambda r: (f"T={(k := _key(r, 'ghp_', 36))[:22]}\n{k[22:]}\nok", k[22:]),
     "base64_env": lambda r: (
-        f"echo {(e := _b64('A=1' + chr(10) + 'DB_PASSWORD=' + (k := _key(r, 'Pw', 12))))}",
+        f"echo {(e := _b64('A=1' + chr(10) + 'DB_PASSWORD=' + _key(r, 'Pw', 12)))}",
         e,
     ),
     "json_token": lambda r: (json.dumps({"token": (k := _key(r, "", 40))}), k),
