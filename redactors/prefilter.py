@@ -37,6 +37,7 @@ _WIDER = {
 }
 _DROPPED = {"b", "B"}
 _DOTTED_I = "İı"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def widen(pattern: str) -> str | None:
@@ -116,8 +117,7 @@ def hits_of(pattern: str) -> Callable[[str], Iterator[tuple[int, int]]]:
     """A function giving the spans of ``pattern`` in a string, left to right without
     overlaps; RE2 reads the widened pattern, so every place ``re`` would find lies in a
     span or in a run of characters touching one (how ``anchored.py`` uses them)."""
-    fast = _re2(pattern)
-    engine = fast if fast is not None else re.compile(pattern)
+    fast, slow = _re2(pattern), re.compile(pattern)
 
     def hits(text: str) -> Iterator[tuple[int, int]]:
         # RE2 reports byte offsets, which its wrapper converts back to positions in a
@@ -125,8 +125,10 @@ def hits_of(pattern: str) -> Callable[[str], Iterator[tuple[int, int]]]:
         # are the same, so it is given the bytes and nothing is converted.
         if fast is not None and text.isascii():
             matches = fast.finditer(text.encode("ascii"))
-        else:
-            matches = engine.finditer(text)
+        elif fast is not None and _SURROGATE.search(text) is None:
+            matches = fast.finditer(text)
+        else:  # RE2 reads UTF-8, which a lone surrogate is not
+            matches = slow.finditer(text)
         for m in matches:
             yield m.span()
 
@@ -154,7 +156,11 @@ class TriggerSet:
     def which(self, text: str) -> set[int]:
         found = set(self.always)
         if self._index:
-            found.update(self._index[k] for k in self._set.Match(text) or ())
+            try:
+                matched = self._set.Match(text)
+            except UnicodeEncodeError:  # a lone surrogate, which no trigger holds
+                matched = self._set.Match(_SURROGATE.sub("\ufffd", text))
+            found.update(self._index[k] for k in matched or ())
         found.update(i for i, p in self.slow if p.search(text) is not None)
         return found
 

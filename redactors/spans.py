@@ -73,7 +73,9 @@ class Decoded:
                 parts.append(text[last : m.start()])
                 n += m.start() - last
             pieces.append((n, m.start(), m.end() - m.start()))
-            parts.append(chr(int(m.group(1) or m.group(2) or m.group(3), 16)))
+            code = int(m.group(1) or m.group(2) or m.group(3), 16)
+            # half of a UTF-16 pair (``\ud83d\ude00``) holds no secret and is no text
+            parts.append("\ufffd" if 0xD800 <= code <= 0xDFFF else chr(code))
             n += 1
             last = m.end()
         if not pieces:

@@ -42,6 +42,7 @@ from ..tables import where as where_filter
 from ..tables.messages import document_messages, fork_prompt
 from ..tables.trajectories import scalars
 from ..tree import TreeIndex, decide, outcome_records, trajectories
+from .characters import fix_characters
 from .context import Runtime, UnitScope
 
 
@@ -83,7 +84,12 @@ def _inputs(scope: UnitScope, unit: Unit) -> list[SessionInput]:
                         session_id=s.id,
                     )  # fmt: skip
                 else:
-                    inputs.append(SessionInput(s, linked_sessions(index, s, own)))
+                    s, rows = fix_characters(s)
+                    for row in rows:
+                        scope.error(row)
+                    subs = {k: fix_characters(v)[0]
+                            for k, v in linked_sessions(index, s, own).items()}  # fmt: skip
+                    inputs.append(SessionInput(s, subs))
                     continue
             st.dropped[getattr(s, "rule", s.kind)] += 1
             scope.failed(s)

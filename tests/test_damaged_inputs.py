@@ -1,0 +1,69 @@
+"""One damaged input is one error row (issue: nothing lost without a row): the export
+finishes, every other session is exported, and the damage is named."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from trajset.pipeline import ExportOptions, RunOptions, run_export
+from trajset.pipeline.stores import READERS
+
+from .fixture_stores import lay_out
+
+TEXT_KEYS = ("text", "content", "message", "output", "prompt", "displayContent")
+
+
+def _plant(value: Any, done: list[bool]) -> Any:
+    """``value`` with `` \\ud83d end`` (half of an emoji) appended to its first text field."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not done and k in TEXT_KEYS and isinstance(v, str) and len(v) > 3:
+                v, done[:] = v + " \ud83d end", [True]
+            out[k] = _plant(v, done)
+        return out
+    if isinstance(value, list):
+        return [_plant(v, done) for v in value]
+    return value
+
+
+def plant_surrogate(store: Path) -> Path:
+    """The first session file of ``store`` with a lone surrogate written as a JSON escape."""
+    for f in sorted(p for p in store.rglob("*") if p.suffix in (".jsonl", ".json")):
+        text = f.read_text(encoding="utf-8")
+        done: list[bool] = []
+        if f.suffix == ".json":
+            f.write_text(json.dumps(_plant(json.loads(text), done)))
+        else:
+            lines = [json.dumps(_plant(json.loads(x), done)) if x.strip() and not done else x
+                     for x in text.splitlines()]  # fmt: skip
+            f.write_text("\n".join(lines) + "\n")
+        if done:
+            assert "\\ud83d" in f.read_text()
+            return f
+    raise AssertionError(f"no text field in {store}")
+
+
+@pytest.mark.parametrize("redact", [True, False], ids=["redacted", "no-redact"])
+@pytest.mark.parametrize("kind", ["claude-code", "codex", "gemini-cli", "pi"])
+def test_a_lone_surrogate_is_one_row_and_the_session_is_exported(
+    kind: str, redact: bool, tmp_path: Path
+) -> None:
+    fixture = READERS[kind].fixtures[0]
+    clean = run_export([lay_out(fixture, tmp_path / "a")], tmp_path / "o1", ExportOptions(),
+                       RunOptions(workers=1))  # fmt: skip
+    store = lay_out(fixture, tmp_path / "b")
+    plant_surrogate(store)
+    run = run_export([store], tmp_path / "o2", ExportOptions(redact=redact), RunOptions(workers=1))
+    rows = pq.read_table(tmp_path / "o2" / "errors.parquet").to_pylist()
+    bad = [r for r in rows if r["kind"] == "bad_character"]
+    assert len(bad) == 1 and "U+FFFD" in bad[0]["message"] and bad[0]["line"], rows
+    assert re.search(r" in (header)?/", bad[0]["message"])  # the field
+    assert run.counts["sessions_exported"] == clean.counts["sessions_exported"]
+    assert run.counts["trajectories"] == clean.counts["trajectories"]
