@@ -67,3 +67,45 @@ def test_a_lone_surrogate_is_one_row_and_the_session_is_exported(
     assert re.search(r" in (header)?/", bad[0]["message"])  # the field
     assert run.counts["sessions_exported"] == clean.counts["sessions_exported"]
     assert run.counts["trajectories"] == clean.counts["trajectories"]
+
+
+def _export(store: Path, out: Path) -> tuple[Any, dict[str, Any]]:
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    return run, json.loads((out / "manifest.json").read_text())
+
+
+def test_a_folder_link_inside_a_store_is_not_read_twice(tmp_path: Path) -> None:
+    """Gemini CLI's reader globbed ``chats/*/*`` through ``chats/again -> chats``: every
+    session twice, one document overwritten."""
+    fixture = READERS["gemini-cli"].fixtures[0]
+    clean, _ = _export(lay_out(fixture, tmp_path / "a"), tmp_path / "o1")
+    store = lay_out(fixture, tmp_path / "b")
+    chats = next(store.rglob("chats"))
+    (chats / "again").symlink_to(chats, target_is_directory=True)
+    run, manifest = _export(store, tmp_path / "o2")
+    assert run.counts["trajectories"] == clean.counts["trajectories"]
+    assert run.counts["sessions_exported"] == clean.counts["sessions_exported"]
+    rows = pq.read_table(tmp_path / "o2" / "data" / "trajectories").num_rows
+    assert rows == clean.counts["trajectories"]
+    assert [s["reason"] for s in manifest["skipped"] if s["path"].endswith("again")] == [
+        "a link to a folder; not followed"
+    ]
+
+
+@pytest.mark.parametrize("kind", ["gemini-cli", "pi", "claude-code", "agentsession"])
+def test_a_file_link_out_of_the_store_is_not_read(kind: str, tmp_path: Path) -> None:
+    """Pi once opened ``/etc/passwd`` through a link and reported it ``truncated``."""
+    fixture = READERS[kind].fixtures[0]
+    clean, _ = _export(lay_out(fixture, tmp_path / "a"), tmp_path / "o1")
+    store = lay_out(fixture, tmp_path / "b")
+    outside = tmp_path / "outside.jsonl"
+    first = sorted(p for p in store.rglob("*.jsonl") if p.is_file())[0]
+    outside.write_bytes(first.read_bytes())  # a session that would read, elsewhere
+    link = first.with_name("zz-elsewhere" + first.name[2:] if kind == "gemini-cli" else
+                           "zz-elsewhere.jsonl")  # fmt: skip
+    link.symlink_to(outside)
+    run, manifest = _export(store, tmp_path / "o2")
+    assert run.counts["trajectories"] == clean.counts["trajectories"]
+    reasons = [s["reason"] for s in manifest["skipped"] if "zz-elsewhere" in s["path"]]
+    assert reasons == ["a link out of the store; not followed"]
+    assert not any("zz-elsewhere" in i["source"] for i in manifest["inputs"])

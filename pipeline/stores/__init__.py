@@ -47,7 +47,8 @@ from .harbor import HarborReader
 from .index_file import IndexFile
 from .opencode import OpenCodeReader
 from .pi import PiReader
-from .regular import RealPaths, special_kind
+from .regular import Boundary, RealPaths, special_kind
+from .skipped import SKIPS_LISTED, skipped_paths
 from .sqlite import SqliteReader
 from .suga import SugaReader
 from .template import ConvertingReader
@@ -168,6 +169,17 @@ def _regular_only(unit: Unit) -> Unit | None:
     return replace(unit, files=files) if files else None
 
 
+def _inside(store: Path, units: list[Unit], real: RealPaths) -> list[Unit]:
+    """``units`` without the files a link leads to out of the store, or to a file of the
+    store read without it (``Boundary``; ``skipped_paths`` lists them); none left empty."""
+    kept, dropped = Boundary(str(store), real).kept([f for u in units for f in u.files])
+    if not dropped:
+        return units
+    keep = set(kept)
+    out = [replace(u, files=tuple(f for f in u.files if f in keep)) for u in units]
+    return [u for u in out if u.files]
+
+
 def _nothing_found(store: Path, kind: str, detected: bool) -> str:
     """Why ``store`` gave no unit, and what to give instead."""
     where = "`trajset sources` lists where each agent keeps its sessions"
@@ -193,7 +205,9 @@ def discover(
     for store, k in zip(stores, kinds, strict=True):
         if not store.exists():
             raise UsageError(f"store {store} does not exist")
-        found = [u for u in map(_regular_only, READERS[k].units(store, typed[k])) if u]
+        found = _inside(
+            store, [u for u in map(_regular_only, READERS[k].units(store, typed[k])) if u], real
+        )
         if not found:
             raise UsageError(_nothing_found(store, k, kind == "auto"))
         for u in found:
@@ -202,49 +216,6 @@ def discover(
                 seen.add(key)
                 units[replace(u, options=typed[k])] = None
     return list(units)
-
-
-#: how many skipped paths the manifest lists by name (all are counted)
-SKIPS_LISTED = 1000
-
-
-def skipped_paths(stores: Iterable[Path], units: Iterable[Unit]) -> list[tuple[str, str]]:
-    """Every path below a folder store that no unit reads, with the reason: files of another
-    kind (notes, a writer's lock file, a database beside session files), links not
-    followed into folders, and folders that cannot be listed.  Sorted, so the manifest that
-    lists them does not depend on the order in which the file system lists files.  A folder
-    a reader calls foreign (``Reader.foreign_folders``) is one row, and not walked."""
-    units = list(units)
-    read = {os.path.abspath(f) for u in units for f in (reader_for(u.kind).inputs(u) or u.files)}
-    kinds = sorted({u.kind for u in units})
-    skipped: list[tuple[str, str]] = []
-    for store in stores:
-        if not store.is_dir():
-            continue
-        foreign = {
-            os.path.abspath(p): why
-            for k in kinds
-            for p, why in READERS[k].foreign_folders(store).items()
-        }
-
-        def unreadable(exc: OSError) -> None:
-            skipped.append((str(exc.filename), f"folder cannot be read: {exc.strerror or exc}"))
-
-        for folder, dirs, files in os.walk(store, onerror=unreadable):
-            for name in list(dirs):
-                p = os.path.join(folder, name)
-                if os.path.islink(p):
-                    skipped.append((p, "a link to a folder; not followed"))
-                elif os.path.abspath(p) in foreign:
-                    skipped.append((p, f"{foreign[os.path.abspath(p)]}; not read"))
-                    dirs.remove(name)
-            for name in files:
-                p = os.path.join(folder, name)
-                if os.path.abspath(p) not in read:
-                    special = special_kind(p)
-                    why = f"{special}; not read" if special else "not a session file of this store"
-                    skipped.append((p, why))
-    return sorted(set(skipped))
 
 
 def load_unit(unit: Unit) -> Loaded:
@@ -364,6 +335,7 @@ def linked_sessions(index: Index, session: Session, own: dict[str, Session]) -> 
 
 __all__ = [
     "READERS",
+    "SKIPS_LISTED",
     "STORE_KINDS",
     "ConvertingReader",
     "Fixture",

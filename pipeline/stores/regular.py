@@ -94,3 +94,49 @@ class RealPaths:
     @staticmethod
     def _child(real_parent: str, path: str, name: str) -> str:
         return os.path.realpath(path) if os.path.islink(path) else os.path.join(real_parent, name)
+
+
+class Boundary:
+    """Which files of a folder store a run reads: those inside the store's real folder, each
+    real file once.  A file reached through a link out of the store is not read (a link to
+    ``/etc/passwd`` was once read as a session), and one reached through a link to a file or
+    folder of the store also reached directly (Gemini CLI's ``chats/again -> chats``) is read
+    there only; ``why`` names the reason, which the manifest lists under ``skipped``."""
+
+    def __init__(self, store: str, real: RealPaths) -> None:
+        self.store, self.real = os.path.abspath(store), real
+        self.root = real(self.store) if os.path.isdir(store) else None
+
+    def _direct(self, file: str) -> bool:
+        """``file``'s real path is where its path says: no link between the store and it."""
+        assert self.root is not None
+        rel = os.path.relpath(os.path.abspath(file), self.store)
+        return self.real(file) == os.path.normpath(os.path.join(self.root, rel))
+
+    def inside(self, real: str) -> bool:
+        return self.root is not None and (real == self.root or real.startswith(self.root + os.sep))
+
+    def why(self, file: str, direct: set[str]) -> str | None:
+        """Why ``file`` is not read (None: it is read); ``direct``: the real paths of the
+        store's files reached without a link."""
+        if self.root is None or self._direct(file):
+            return None
+        real = self.real(file)
+        if not self.inside(real):
+            return "a link out of the store; not followed"
+        if real in direct:
+            rel = os.path.relpath(real, self.root)
+            return f"a link to {rel}, which is read there; not read twice"
+        return None
+
+    def kept(self, files: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+        """The files read, and (file, reason) of those not read."""
+        direct = {self.real(f) for f in files if self.root is not None and self._direct(f)}
+        kept, dropped = [], []
+        for f in files:
+            reason = self.why(f, direct)
+            if reason is None:
+                kept.append(f)
+            else:
+                dropped.append((f, reason))
+        return kept, dropped
