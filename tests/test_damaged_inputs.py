@@ -109,3 +109,20 @@ def test_a_file_link_out_of_the_store_is_not_read(kind: str, tmp_path: Path) -> 
     reasons = [s["reason"] for s in manifest["skipped"] if "zz-elsewhere" in s["path"]]
     assert reasons == ["a link out of the store; not followed"]
     assert not any("zz-elsewhere" in i["source"] for i in manifest["inputs"])
+
+
+@pytest.mark.parametrize("as_file", [True, False], ids=["file", "folder"])
+def test_a_store_kind_that_names_another_kind_exits_2_naming_what_was_found(
+    as_file: bool, tmp_path: Path
+) -> None:
+    """A Claude Code file exported with ``--store-kind codex`` wrote nothing and exited 0."""
+    from typer.testing import CliRunner
+
+    from trajset.pipeline.cli import app
+
+    store = lay_out(READERS["claude-code"].fixtures[0], tmp_path / "cc")
+    target = next(store.rglob("*.jsonl")) if as_file else store
+    r = CliRunner().invoke(app, ["export", str(target), "--store-kind", "codex",
+                                 "--out", str(tmp_path / "o")])  # fmt: skip
+    assert r.exit_code == 2 and "holds claude-code sessions, not codex" in r.output, r.output
+    assert "--store-kind claude-code" in r.output

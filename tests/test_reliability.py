@@ -288,9 +288,12 @@ def test_a_symlink_out_of_the_store_is_not_followed_unless_asked(tmp_path: Path)
     os.symlink(tmp_path / "elsewhere.jsonl", store / "link.jsonl")
     (store / "in.jsonl").write_text(basic("inside").text())
     run = run_export([store], tmp_path / "a", ExportOptions(), RunOptions(workers=1))
-    assert [e.kind for e in run.errors] == ["symlink_outside"]
+    assert run.counts["sessions_exported"] == 1 and not run.errors
+    skipped = json.loads((tmp_path / "a" / "manifest.json").read_text())["skipped"]
+    assert [s["reason"] for s in skipped] == ["a link out of the store; not followed"]
     opts = ExportOptions(reader_options=(("follow_symlinks", "true"),))
-    assert not run_export([store], tmp_path / "b", opts, RunOptions(workers=1)).errors
+    followed = run_export([store], tmp_path / "b", opts, RunOptions(workers=1))
+    assert followed.counts["sessions_exported"] == 2 and not followed.errors
 
 
 KILLED = """

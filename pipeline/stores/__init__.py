@@ -157,7 +157,23 @@ def store_kinds(stores: Iterable[Path], kind: str = "auto") -> list[str]:
     """The kind of each store: ``kind``, or what ``detect_kind`` says of each under ``auto``."""
     if kind != "auto":
         reader_for(kind)
+        for s in stores:
+            _check_kind(s, kind)
     return [detect_kind(s) if kind == "auto" else kind for s in stores]
+
+
+def _check_kind(store: Path, kind: str) -> None:
+    """``UsageError`` naming the kind ``store`` is when ``--store-kind`` names another and
+    its reader does not claim it (a Claude Code file read as Codex exported nothing and
+    exited 0).  Only a layout or marker another reader alone writes counts."""
+    if not store.exists() or READERS[kind].detect(store):
+        return
+    others = sorted(k for k, r in READERS.items() if r.match >= Match.LAYOUT and r.detect(store))
+    if others:
+        raise UsageError(
+            f"store {store} holds {' or '.join(others)} sessions, not {kind}: drop "
+            f"--store-kind, or give --store-kind {others[0]}"
+        )
 
 
 def _regular_only(unit: Unit) -> Unit | None:
@@ -167,6 +183,13 @@ def _regular_only(unit: Unit) -> Unit | None:
     if len(files) == len(unit.files):
         return unit
     return replace(unit, files=files) if files else None
+
+
+def _follows_links(kind: str, options: UnitOptions) -> bool:
+    """Whether the reader is asked to follow links out of the store (``follow_symlinks``)."""
+    reader = READERS[kind]
+    declared = any(o.name == "follow_symlinks" for o in reader.options)
+    return declared and bool(reader.option(options, "follow_symlinks"))
 
 
 def _inside(store: Path, units: list[Unit], real: RealPaths) -> list[Unit]:
@@ -205,9 +228,9 @@ def discover(
     for store, k in zip(stores, kinds, strict=True):
         if not store.exists():
             raise UsageError(f"store {store} does not exist")
-        found = _inside(
-            store, [u for u in map(_regular_only, READERS[k].units(store, typed[k])) if u], real
-        )
+        found = [u for u in map(_regular_only, READERS[k].units(store, typed[k])) if u]
+        if not _follows_links(k, typed[k]):
+            found = _inside(store, found, real)
         if not found:
             raise UsageError(_nothing_found(store, k, kind == "auto"))
         for u in found:

@@ -37,17 +37,6 @@ from .regular import open_input, read_bytes
 JSON = Any
 
 
-OUTSIDE = "symlink-outside"
-
-
-def _outside(p: Path, root: Path) -> bool:
-    """A link whose target lies outside the store (a dangling or looping one is read, and fails)."""
-    try:
-        return p.is_symlink() and p.exists() and not p.resolve().is_relative_to(root)
-    except (OSError, RuntimeError):
-        return False
-
-
 class AgentSessionReader(Reader):
     """``agentsession``: one session file, or every ``*.jsonl`` below a folder (the fallback kind)."""
 
@@ -73,21 +62,12 @@ class AgentSessionReader(Reader):
 
     def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
         """Every ``*.jsonl`` path, whatever it is (a dangling link, a FIFO or a folder so named
-        becomes an error row when read, never a silent skip); a link out of the store is
-        marked unless ``follow_symlinks``, and its load fails."""
+        becomes an error row when read, never a silent skip).  A link out of the store is
+        left out by discovery (``regular.Boundary``) unless ``follow_symlinks``."""
         files = [path] if not path.is_dir() else sorted(path.rglob("*.jsonl"))
-        follow = self.option(options, "follow_symlinks")
-        root = path.resolve() if path.is_dir() else path.resolve().parent
-        return [
-            self.unit((str(p),), OUTSIDE if _outside(p, root) and not follow else "") for p in files
-        ]
+        return [self.unit((str(p),)) for p in files]
 
     def load(self, unit: Unit) -> Loaded:
-        if unit.key == OUTSIDE:
-            raise SessionReadError(
-                "a symlink to a file outside the store; not followed (reader option "
-                "follow_symlinks=true follows it)", rule="symlink_outside", source=unit.files[0],
-            )  # fmt: skip
         return [read_session(unit.files[0])]
 
     def session_ids(self, unit: Unit) -> list[str]:
@@ -95,8 +75,6 @@ class AgentSessionReader(Reader):
         return [sid] if isinstance(sid, str) and sid else []
 
     def identities(self, unit: Unit) -> list[Identity]:
-        if unit.key == OUTSIDE:
-            return []
         return header_identities(_first_line(Path(unit.files[0])))
 
 
