@@ -17,10 +17,24 @@
         └── DocumentInvalid       an ATIF document that fails validation
 
 Every error names what failed, where (file, line, session, entry) and how to
-fix it when there is something to say.
+fix it when there is something to say.  A full disk (``disk_full``) is no error of
+trajset's: it stops the run wherever it happens and the command names the resume.
 """
 
 from __future__ import annotations
+
+import errno
+
+#: what a write gets from a disk with no room: no space, a quota, a file too large
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or a quota) is full: an ``OSError`` of ``_FULL``, or
+    SQLite's "database or disk is full"; such an error stops the run, never a session."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL or "[errno 28]" in str(exc).lower()
+    return "disk is full" in str(exc) and type(exc).__name__ == "OperationalError"
 
 
 class TrajsetError(Exception):

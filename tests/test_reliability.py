@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shlex
 import shutil
 import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +22,8 @@ from tests.builder import SessionBuilder
 from tests.conftest import benchmark_corpus
 from trajset.pipeline import ExportOptions, Mode, RunOptions, RunSettings, run_export, sample_store
 from trajset.pipeline.cli import app
+from trajset.pipeline.errors import OutputError
+from trajset.pipeline.outputs.folder import locked
 
 from .exports import data_files
 from .hostile import basic, write_hostile_store
@@ -168,6 +175,23 @@ def test_overwrite_keeps_the_old_export_whole_until_the_new_one_replaces_it(
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in fresh.iterdir())
 
 
+def test_two_runs_never_both_hold_a_folder(tmp_path: Path) -> None:
+    """Taking a lock is one ``flock``: a run that has created the lock file and not yet
+    written its pid holds it too (a check of the pid, then an unlink, let a second run take
+    it then, and two stale-lock takers both take one)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    starting = os.open(out / ".trajset.lock", os.O_CREAT | os.O_RDWR)
+    fcntl.flock(starting, fcntl.LOCK_EX)  # created, its pid not written yet
+    with pytest.raises(OutputError, match="another export"), locked(out):
+        pass
+    os.close(starting)
+    (out / ".trajset.lock").write_text("999999999")  # left by a killed run: taken over
+    with locked(out), pytest.raises(OutputError, match=f"process {os.getpid()}"), locked(out):
+        pass
+    assert not (out / ".trajset.lock").exists()
+
+
 def test_unusable_output_folders_are_one_line(tmp_path: Path) -> None:
     runner = CliRunner()
     (tmp_path / "file").write_text("x")
@@ -179,10 +203,13 @@ def test_unusable_output_folders_are_one_line(tmp_path: Path) -> None:
     )
     out = tmp_path / "busy"
     out.mkdir()
-    (out / ".trajset.lock").write_text(str(os.getppid()))  # a live process holds it
+    (out / ".trajset.lock").write_text(str(os.getppid()))
+    holder = os.open(out / ".trajset.lock", os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # a live run holds it
     result = runner.invoke(app, ["export", "--out", str(out), "-q", "--mode", "overwrite"])
     assert result.exit_code == 1 and "another export" in result.output
-    (out / ".trajset.lock").write_text("999999999")  # a dead one: taken over
+    assert f"process {os.getppid()}" in result.output
+    os.close(holder)  # the run is gone (killed): its lock with it, its file left behind
     assert (
         runner.invoke(app, ["export", "--out", str(out), "-q", "--mode", "overwrite"]).exit_code
         == 0
@@ -427,3 +454,47 @@ def test_a_deep_chain_and_a_huge_line_export(tmp_path: Path) -> None:
     assert run.counts["sessions_exported"] == 2 and not run.errors
     [deep] = [r for r in _rows(out, "trajectories") if r["session_id"] == "deep-chain"]
     assert len(json.loads((out / deep["atif_path"]).read_text())["steps"]) == 10_000
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A tmpfs the test mounts (CI runs as root); unmounted at the end."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system needs root (CI runs as root)")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        # lazily: a worker process of the run may still be letting go of a file there
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_full_disk_ends_with_one_message_and_resume_finishes_the_same_bytes(
+    small_disk: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    store = tmp_path / "store"
+    benchmark_corpus().build_corpus(store, 30, seed=5)
+    roomy = tmp_path / "roomy"
+    assert runner.invoke(app, ["export", str(store), "--out", str(roomy), "-q"]).exit_code == 0
+    out = small_disk / "out"
+    command = [sys.executable, "-m", "trajset.pipeline", "export", str(store), "--out", str(out)]
+    full = subprocess.run([*command, "-q"], capture_output=True, text=True, check=False)
+    assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
+    [line] = full.stderr.splitlines()  # one message
+    assert line.startswith("trajset: the disk is full") and f"bytes are in {out}" in line
+    assert line.endswith(shlex.join(["trajset", *command[3:], "-q", "--mode", "resume"]))
+    subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
+    again = runner.invoke(app, ["export", str(store), "--out", str(out), "-q", "--mode", "resume"])
+    assert again.exit_code == 0, again.output
+    for part in ("atif", "data", "errors.parquet", "README.md"):
+        assert _tree_bytes(out / part) == _tree_bytes(roomy / part), part
+
+
+def _tree_bytes(path: Path) -> dict[str, bytes]:
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }

@@ -6,6 +6,7 @@ The YAML declares one config per table with ``data_files`` globs, so
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -306,7 +307,10 @@ def _redaction_section(opts: JSON, redaction: JSON) -> list[str]:
 
 def write_manifest_and_card(out: Path, manifest: JSON) -> None:
     """``manifest.json``, then the card from it (with each task's outcome scores): what an
-    export, and ``trajset tokenize`` after it, write last."""
+    export, and ``trajset tokenize`` after it, write last.  The files the manifest names are
+    on the disk first (one ``sync``: a crash after it cannot leave a manifest naming files
+    still in the page cache)."""
+    os.sync()
     written = write_manifest(out, manifest)
     license_id = written["options"].get("license") or "other"
     atomic_write(out / "README.md", card(written, license_id, task_scores(out)).encode())

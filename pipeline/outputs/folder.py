@@ -11,6 +11,7 @@ old export whole.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 from collections.abc import Iterator, Sequence
@@ -48,8 +49,10 @@ def check_outside(out: Path, stores: Sequence[Path]) -> None:
 
 @contextmanager
 def locked(out: Path) -> Iterator[None]:
-    """One export at a time per folder: a second one refuses; a lock left by a process that
-    is gone (a killed run) is taken over."""
+    """One export at a time per folder: a second one refuses.  The lock is the operating
+    system's (``flock`` on the lock file), so a killed run's lock is gone with its process
+    and no two runs can both take one over (a check of the pid, then an unlink, let two
+    runs each take a stale lock)."""
     lock = out / LOCK
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -57,35 +60,35 @@ def locked(out: Path) -> Iterator[None]:
     except OSError as exc:
         raise OutputError(f"--out {out} cannot be used: {exc.strerror or exc}") from None
     try:
+        os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
         yield
     finally:
         lock.unlink(missing_ok=True)
+        os.close(fd)
 
 
 def _take(lock: Path) -> int:
-    try:
-        return os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        holder = lock.read_text(errors="replace").strip()
-        if holder.isdigit() and _alive(int(holder)):
+    """An open descriptor of ``lock`` holding its exclusive lock; ``OutputError`` when a
+    live run holds it."""
+    while True:
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip()
+            os.close(fd)
             raise OutputError(
-                f"another export (process {holder}) is writing into {lock.parent}; wait for it, "
-                f"or remove {lock} if no export runs"
+                f"another export (process {holder or 'starting'}) is writing into "
+                f"{lock.parent}; wait for it to finish"
             ) from None
-        lock.unlink(missing_ok=True)
-        return os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        try:
+            same = os.fstat(fd).st_ino == os.stat(lock).st_ino
+        except FileNotFoundError:  # the run before let go and removed it meanwhile
+            same = False
+        if same:
+            return fd
+        os.close(fd)
 
 
 def prepare_output(out: Path, mode: Mode) -> Path:

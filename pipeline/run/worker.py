@@ -13,6 +13,7 @@ from functools import cached_property
 
 from trajset.schemas.records import ErrorRow
 
+from ..errors import disk_full
 from ..outputs.markers import part_path
 from ..stores import Unit, fingerprint, recording_reads
 from ..tables import TABLES
@@ -44,6 +45,8 @@ def process_unit(
             held = _run(scope, unit, parts)
             break
         except Exception as exc:
+            if disk_full(exc):
+                raise  # the run stops: no session is to blame
             _discard(ctx, result, parts)
             if scope.current is None or scope.current[0] in skip:
                 result, held = _unit_failed(unit, exc), no_rows()
