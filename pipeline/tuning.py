@@ -34,13 +34,18 @@ def fewer_collections() -> Iterator[None]:
     if threshold[0] >= YOUNG_THRESHOLD:
         yield
         return
-    gc.freeze()
+    # a caller that froze objects of its own keeps them frozen: ``unfreeze`` would thaw
+    # them too, so then nothing is frozen here (the threshold alone does most of the work)
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     gc.set_threshold(YOUNG_THRESHOLD, *threshold[1:])
     try:
         yield
     finally:
         gc.set_threshold(*threshold)
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
 
 
 #: prctl(2) options: whether the kernel may back this process's memory with huge pages

@@ -100,6 +100,20 @@ def test_fewer_collections_restores_the_collector_and_nests() -> None:
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
 
 
+def test_a_callers_frozen_objects_stay_frozen_after_a_run() -> None:
+    """``gc.unfreeze`` thaws everything: a run inside a process that froze objects of its
+    own (a server after its start-up) thawed them."""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with fewer_collections():
+            assert gc.get_threshold()[0] == 10_000
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
 def _pid(_: int) -> int:
     return os.getpid()
 

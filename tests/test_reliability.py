@@ -498,3 +498,21 @@ def _tree_bytes(path: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
     }
+
+
+def test_a_run_that_stops_leaves_no_file_of_its_state_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session index's SQLite connection and the inputs' spool were left open when a run
+    stopped on an error (and the index's after every run)."""
+    import trajset.pipeline.run.driver as driver
+
+    def broken(*_: Any) -> list[tuple[str, str]]:
+        raise RuntimeError("stopped")
+
+    monkeypatch.setattr(driver, "skipped_paths", broken)
+    with pytest.raises(RuntimeError, match="stopped"):
+        run_export([sample_store()], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    open_files = [os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
+                  if os.path.exists(f"/proc/self/fd/{fd}")]  # fmt: skip
+    assert not [f for f in open_files if str(tmp_path) in f], open_files

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from ..outputs.markers import (
 from ..outputs.parquet import write_shard, write_single
 from ..outputs.part_files import to_table
 from ..stores import (
+    IndexFile,
     SessionIndex,
     Unit,
     discover,
@@ -226,10 +228,13 @@ def run_export(
         assembly = Assembly(
             target, run.settings, near, options.split, options.split_by, redactor.active
         )
-        with small_pages(), make_executor(run) as executor:  # small pages in its workers too
+        # small pages in the executor's workers too; the index and the inputs' spool are
+        # closed however the run ends
+        with small_pages(), make_executor(run) as executor, _closed(index, inputs):
             with fewer_collections():
                 result = run_units(ctx, units, run, RunResult(inputs), executor, assembly, progress)
             result.stats.merge(own)
+            index.close()
             Path(index.path).unlink()  # rebuilt by every run; no job reads it any more
             with result.stats.timed("driver/discover"):
                 result.skipped = skipped_paths(stores, units)
@@ -248,6 +253,15 @@ def run_export(
             drop_state(target)
         finish_output(out, target)
     return result
+
+
+@contextmanager
+def _closed(*files: IndexFile | InputLog) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for f in files:
+            f.close()
 
 
 def write_manifest(

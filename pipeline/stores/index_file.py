@@ -57,5 +57,11 @@ class IndexFile:
         row = self._db.execute("SELECT unit FROM ids WHERE id = ?", (session_id,)).fetchone()
         return None if row is None else _unit(row[0])
 
+    def close(self) -> None:
+        """Close this process's connection, if it opened one (a lookup opens it again)."""
+        db = self.__dict__.pop("_db", None)
+        if db is not None:
+            db.close()
+
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path}  # the connection is opened where the job lands
