@@ -126,3 +126,89 @@ def test_a_store_kind_that_names_another_kind_exits_2_naming_what_was_found(
                                  "--out", str(tmp_path / "o")])  # fmt: skip
     assert r.exit_code == 2 and "holds claude-code sessions, not codex" in r.output, r.output
     assert "--store-kind claude-code" in r.output
+
+
+def test_the_same_session_in_two_stores_is_exported_once(tmp_path: Path) -> None:
+    """A Claude Code session whose file name is not its id, copied into two stores: two
+    trajectory rows with one key and one document for both."""
+    fixture = READERS["claude-code"].fixtures[0]
+    clean, _ = _export(lay_out(fixture, tmp_path / "a"), tmp_path / "o1")
+    stores = [lay_out(fixture, tmp_path / "s1" / "p").parent,
+              lay_out(fixture, tmp_path / "s2" / "p").parent]  # fmt: skip
+    run = run_export(stores, tmp_path / "o2", ExportOptions(), RunOptions(workers=1))
+    assert run.counts["trajectories"] == clean.counts["trajectories"]
+    [dup] = [e for e in run.errors if e.kind == "duplicate_session"]
+    assert dup.source.startswith("s2/") and "already read from s1/" in dup.message
+
+
+def test_a_copy_of_a_chat_beside_it_is_exported_once(tmp_path: Path) -> None:
+    fixture = READERS["gemini-cli"].fixtures[0]
+    clean, _ = _export(lay_out(fixture, tmp_path / "a"), tmp_path / "o1")
+    store = lay_out(fixture, tmp_path / "b")
+    chat = sorted(next(store.rglob("chats")).glob("session-*.jsonl"))[0]
+    (chat.parent / (chat.stem + "-copy.jsonl")).write_bytes(chat.read_bytes())
+    run, _ = _export(store, tmp_path / "o2")
+    assert run.counts["trajectories"] == clean.counts["trajectories"]
+    assert run.counts["sessions_exported"] == clean.counts["sessions_exported"]
+    assert [e.kind for e in run.errors if e.kind == "duplicate_session"] == ["duplicate_session"]
+
+
+def _claude_project(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A project folder of two real sessions, named as Claude Code names them."""
+    folder = tmp_path / "projects" / "-work-app"
+    folder.mkdir(parents=True)
+    up = Path(__file__).parent / "data" / "upstream" / "claude-code"
+    a = folder / "614b8d50-097f-4e36-aee0-1fdd053335e7.jsonl"
+    b = folder / "0b6e1a2c-3d4f-4a5b-8c9d-0e1f2a3b4c5d.jsonl"
+    a.write_bytes((up / "teich" / "example_claude_code.jsonl").read_bytes())
+    b.write_bytes((up / "synthetic-rewind" / "dag_compact_after_rewind.jsonl").read_bytes())
+    return folder.parent, a, b
+
+
+def _edit_first(path: Path, kind: str, edit: Any) -> None:
+    lines = path.read_text().splitlines()
+    for n, line in enumerate(lines):
+        d = json.loads(line)
+        if d.get("type") == kind:
+            lines[n] = json.dumps(edit(d))
+            break
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("damage", "kind", "rows", "exported"),
+    [
+        # an internal AttributeError lost the whole project folder
+        ("message_string", "bad_field", 1, 2),
+        # a TypeError in one tree's conversion: that session's row, the other one exported
+        ("content_number", "internal", 1, 1),
+        ("bom", None, 0, 2),  # "not a session file of this store"
+        ("empty", "empty", 1, 2),  # a third file, empty: skipped without a row
+    ],
+)
+def test_a_damaged_claude_session_costs_itself_at_most(
+    damage: str, kind: str | None, rows: int, exported: int, tmp_path: Path
+) -> None:
+    store, a, _ = _claude_project(tmp_path)
+    if damage == "message_string":
+        _edit_first(a, "assistant", lambda d: {**d, "message": "a string"})
+    elif damage == "content_number":
+        _edit_first(a, "assistant", lambda d: {**d, "message": {**d["message"], "content": 42}})
+    elif damage == "bom":
+        a.write_bytes(b"\xef\xbb\xbf" + a.read_bytes())
+    else:
+        (a.parent / "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a.jsonl").write_bytes(b"")
+    run, manifest = _export(store, tmp_path / "out")
+    found = [e for e in run.errors if e.kind == kind] if kind else run.errors
+    assert len(found) == rows and len(run.errors) == rows, run.errors
+    assert run.counts["sessions_exported"] == exported
+    assert not [s for s in manifest["skipped"] if s["path"].endswith(".jsonl")]
+
+
+def test_a_line_that_is_no_object_is_an_issue_and_a_bom_loses_no_line() -> None:
+    from trajset.pipeline.stores.jsonl import objects
+
+    found, issues = objects(b'\xef\xbb\xbf{"a": 1}\n42\n"x"\n{"b": 2}\n', "s.jsonl")
+    assert [i for i, _ in found] == [1, 4]
+    assert [(i.kind, i.line) for i in issues] == [("bad_line", 2), ("bad_line", 3)]
+    assert "line 2 holds a number, not an object" in issues[0].message

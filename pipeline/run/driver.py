@@ -228,14 +228,11 @@ def run_export(
         assembly = Assembly(
             target, run.settings, near, options.split, options.split_by, redactor.active
         )
-        # small pages in the executor's workers too; the index and the inputs' spool are
-        # closed however the run ends
         with small_pages(), make_executor(run) as executor, _closed(index, inputs):
             with fewer_collections():
                 result = run_units(ctx, units, run, RunResult(inputs), executor, assembly, progress)
             result.stats.merge(own)
-            index.close()
-            Path(index.path).unlink()  # rebuilt by every run; no job reads it any more
+            index.remove()  # rebuilt by every run; no job reads it any more
             with result.stats.timed("driver/discover"):
                 result.skipped = skipped_paths(stores, units)
             result.ledger.add("paths_skipped", len(result.skipped))
@@ -257,6 +254,8 @@ def run_export(
 
 @contextmanager
 def _closed(*files: IndexFile | InputLog) -> Iterator[None]:
+    """The run's state files closed however it ends (small pages hold in the executor's
+    workers too: they start inside ``small_pages``)."""
     try:
         yield
     finally:

@@ -71,15 +71,23 @@ def _inputs(scope: UnitScope, unit: Unit) -> list[SessionInput]:
         except UnitFailed as exc:
             loaded = [exc]
         inputs = []
-        own = {s.id: s for s in loaded if isinstance(s, Session)}
+        own: dict[str, Session] = {}
+        for s in loaded:
+            if isinstance(s, Session):
+                own.setdefault(s.id, s)
         for s in loaded:
             if isinstance(s, Session) and s.id in scope.skip:
                 continue  # stopped by an unplanned error: the worker reports it
             if isinstance(s, Session):
                 first = index.unit_of(s.id)
-                if first is not None and first != unit:  # documents are named by session id
+                # documents are named by session id: a copy (in another unit, or beside the
+                # first in this one) is not exported twice
+                where = first.label if first is not None and first != unit else None
+                if own[s.id] is not s:
+                    where = own[s.id].source or unit.label
+                if where is not None:
                     s = SessionReadError(
-                        f"session id {s.id!r} was already read from {first.label}; this copy "
+                        f"session id {s.id!r} was already read from {where}; this copy "
                         "is not exported", rule="duplicate_session", source=s.source,
                         session_id=s.id,
                     )  # fmt: skip

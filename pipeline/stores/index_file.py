@@ -63,5 +63,10 @@ class IndexFile:
         if db is not None:
             db.close()
 
+    def remove(self) -> None:
+        """Close and delete the file (the run is over; workers' connections die with them)."""
+        self.close()
+        Path(self.path).unlink(missing_ok=True)
+
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path}  # the connection is opened where the job lands

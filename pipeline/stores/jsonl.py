@@ -22,8 +22,8 @@ def objects(
 ) -> tuple[list[tuple[int, dict[str, JSON]]], list[Issue]]:
     """(1-based line number, object) of every line that decodes to an object, and an issue
     for each line that does not decode (``truncated`` for the last line, else ``bad_line``);
-    ``name`` is the file name the issues give.  Blank lines and non-object values are
-    skipped without an issue.  ``data``: a file's bytes, or its lines as ``input_lines``
+    ``name`` is the file name the issues give.  Blank lines are skipped; a value that is no
+    object is a ``bad_line`` issue; a byte order mark before the first line is dropped.  ``data``: a file's bytes, or its lines as ``input_lines``
     reads them (a large file is then never held whole)."""
     out: list[tuple[int, dict[str, JSON]]] = []
     issues: list[Issue] = []
@@ -33,6 +33,8 @@ def objects(
     while following is not None:
         raw, following, i = following, next(lines, None), i + 1
         chunk = raw.removesuffix(b"\n")
+        if i == 1:
+            chunk = chunk.removeprefix(BOM)  # an editor's byte order mark: no line is lost
         if not chunk.strip():
             continue
         try:
@@ -50,7 +52,13 @@ def objects(
             continue
         if isinstance(value, dict):
             out.append((i, value))
+        else:
+            issues.append(Issue("bad_line", i, f"{name}: line {i} holds {_what(value)}, not an "
+                                "object; the other lines were read"))  # fmt: skip
     return out, issues
+
+
+BOM = b"\xef\xbb\xbf"
 
 
 def _lines(data: bytes) -> Iterator[bytes]:
@@ -59,6 +67,14 @@ def _lines(data: bytes) -> Iterator[bytes]:
     yield from io.BytesIO(data)
     if not data or data.endswith(b"\n"):
         yield b""
+
+
+def _what(value: JSON) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return {int: "a number", float: "a number", str: "a string", list: "an array"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def _why(exc: Exception) -> str:

@@ -60,6 +60,8 @@ class ConvertingReader(Reader, Generic[Read, Tree]):
                 read.append(self.read(Path(f), unit, read))
             except SessionReadError as exc:
                 out.append(exc)
+            except Exception as exc:  # a file no one planned for: its row, not the unit's
+                out.append(_unplanned(exc, f))
         for tree in self.join(read, unit):
             if isinstance(tree, SessionReadError):
                 out.append(tree)
@@ -69,4 +71,15 @@ class ConvertingReader(Reader, Generic[Read, Tree]):
                 out.append(made.finish() if isinstance(made, SessionDraft) else made)
             except SessionReadError as exc:
                 out.append(exc)
+            except Exception as exc:  # one tree's, never the other sessions of the unit
+                out.append(_unplanned(exc, str(getattr(tree, "path", "") or unit.label)))
         return out
+
+
+def _unplanned(exc: Exception, source: str) -> SessionReadError:
+    """An error no check foresaw while reading one file or converting one tree: that
+    session's row (``internal``), naming the error; the unit's other sessions are read."""
+    return SessionReadError(
+        f"{type(exc).__name__}: {exc} (not expected; please report it with the input); the "
+        "unit's other sessions were read", rule="internal", source=source,
+    )  # fmt: skip

@@ -25,6 +25,7 @@ from trajset.schemas.session import Issue
 from ...errors import SessionReadError
 from ..base import Fixture, Location, Unit, UnitOptions, read_input
 from ..draft import EPOCH, SessionDraft
+from ..jsonl import BOM
 from ..regular import open_input
 from ..template import ConvertingReader
 from .convert import tree_entries
@@ -57,7 +58,7 @@ def looks_like_claude(path: Path) -> bool:
     try:
         with open_input(path) as fh:
             first = next((line for line in fh if line.strip()), b"")
-        d = json.loads(first)
+        d = json.loads(first.removeprefix(BOM))
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return False
     if not isinstance(d, dict):
@@ -70,12 +71,19 @@ def looks_like_claude(path: Path) -> bool:
     return isinstance(kind, str) and kind in KNOWN and any(k != k.lower() for k in d)
 
 
+#: how Claude Code names a session file: its session id
+_SESSION_FILE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl")
+
+
 def _sessions_in(folder: Path) -> list[Path]:
-    return [
-        p
-        for p in sorted(folder.glob("*.jsonl"))
-        if not p.name.startswith("agent-") and looks_like_claude(p)
-    ]
+    """The folder's session files: those whose first record is Claude Code's and, in a
+    folder that holds one, every file named as a session (an empty or unreadable one is
+    then its own error row, not a skipped path)."""
+    files = [p for p in sorted(folder.glob("*.jsonl")) if not p.name.startswith("agent-")]
+    ours = [p for p in files if looks_like_claude(p)]
+    if not ours:
+        return []
+    return [p for p in files if p in ours or _SESSION_FILE.fullmatch(p.name)]
 
 
 def _agents_in(folder: Path) -> list[Path]:
@@ -123,7 +131,13 @@ class ClaudeCodeReader(ConvertingReader["Read", "Trunk | Agent"]):
     def read(self, path: Path, unit: Unit, earlier: list[Read]) -> Read:
         """A session file's records, numbered on from the unit's earlier files."""
         start = earlier[-1].end if earlier else 0
-        records, issues = read_lines(path, start)
+        try:
+            records, issues = read_lines(path, start)
+        except OSError as exc:
+            raise SessionReadError(f"the file cannot be read: {exc.strerror or exc}",
+                                   rule="unreadable", source=str(path)) from None  # fmt: skip
+        if not records and not issues:
+            raise SessionReadError("the file holds no record", rule="empty", source=str(path))
         return Read(path, records, issues, start + len(records) + 1)
 
     def join(self, read: list[Read], unit: Unit) -> list[Trunk | Agent]:
@@ -157,7 +171,9 @@ class ClaudeCodeReader(ConvertingReader["Read", "Trunk | Agent"]):
         return _agent_session(tree)
 
     def session_ids(self, unit: Unit) -> list[str]:
-        return [Path(f).stem for f in unit.files]
+        """Each file's session id as its load names it: a trunk file's first ``sessionId``
+        (a copy under another name is then the duplicate it is), an agent file's stem."""
+        return [_first_sid(Path(f)) for f in unit.files]
 
     def identities(self, unit: Unit) -> list[Identity]:
         return identities_of([pair for f in unit.files for pair in _where(Path(f))])
@@ -212,6 +228,23 @@ def _first_time(path: Path) -> tuple[str, str]:
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         pass
     return "", path.name
+
+
+_SESSION_ID = re.compile(rb'"sessionId":\s*"([^"\\]+)"')
+
+
+def _first_sid(path: Path) -> str:
+    """``_sid`` of a file without parsing it: the first ``sessionId`` a line names."""
+    if path.name.startswith("agent-"):
+        return path.stem
+    try:
+        with open_input(path) as fh:
+            for line in fh:
+                if m := _SESSION_ID.search(line):
+                    return m.group(1).decode("utf-8", errors="replace")
+    except OSError:
+        pass
+    return path.stem
 
 
 def _sid(path: Path, records: list[Record]) -> str:

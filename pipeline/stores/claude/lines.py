@@ -41,4 +41,10 @@ def read_lines(path: Path, start: int) -> tuple[list[Record], list[Issue]]:
     (a crashed writer leaves a cut last line, a partial character included)."""
     found, issues = objects(input_lines(path), path.name)  # never held whole
     records = [Record(raw, str(path), i, start + n) for n, (i, raw) in enumerate(found)]
+    for r in records:
+        m = r.raw.get("message")
+        if m is not None and not isinstance(m, dict):  # the record is kept: its tree holds
+            issues.append(Issue("bad_field", r.line, f"{path.name}: line {r.line}: message is "
+                                f"a {type(m).__name__}, not an object; read as empty"))  # fmt: skip
+            r.raw = {**r.raw, "message": {}}
     return records, issues
