@@ -229,6 +229,7 @@ def _objects_split_whole(data: bytes, name: str) -> tuple[list[Any], list[Any]]:
     out, issues = [], []
     lines = data.split(b"\n")
     for i, chunk in enumerate(lines, 1):
+        chunk = chunk.removeprefix(jsonl.BOM) if i == 1 else chunk
         if not chunk.strip():
             continue
         try:
@@ -243,6 +244,9 @@ def _objects_split_whole(data: bytes, name: str) -> tuple[list[Any], list[Any]]:
             continue
         if isinstance(raw, dict):
             out.append((i, raw))
+        else:
+            issues.append(Issue("bad_line", i, f"{name}: line {i} holds {jsonl._what(raw)}, "
+                                "not an object; the other lines were read"))  # fmt: skip
     return out, issues
 
 

@@ -159,7 +159,7 @@ class SessionDraft:
         that produced something invalid is a ``conversion`` error of this session."""
         header = self.header()
         entries = []
-        for at, raw in enumerate(self.entries):
+        for at, raw in enumerate(self._as_tree()):
             try:
                 entries.append(Entry.of(raw, at + 2, at))
             except ValueError as exc:
@@ -181,6 +181,28 @@ class SessionDraft:
             counts=counts,
             met=list(self.met),
         )
+
+    def _as_tree(self) -> list[dict[str, Any]]:
+        """The entries as a tree, in one pass: a repeated id's later entries are left out (a
+        store that repeats a record: an OpenCode ``part`` table without its key once made a
+        run take minutes and gigabytes), and an entry whose parent is no earlier entry (a
+        missing record, or a cycle of them) starts a tree of its own; each is an issue."""
+        seen: set[str] = set()
+        out = []
+        for raw in self.entries:
+            eid, parent = raw.get("id"), raw.get("parent")
+            if eid in seen:
+                self.issues.append(Issue("duplicate_entry", None, f"entry {eid!r} appears "
+                                         "again; the later copy is left out"))  # fmt: skip
+                continue
+            if parent and parent not in seen:
+                self.issues.append(Issue("broken_link", None, f"entry {eid!r}: its parent "
+                                         f"{parent!r} is no earlier entry (missing, or a "
+                                         "cycle); it starts a tree of its own"))  # fmt: skip
+                raw = {**raw, "parent": None}
+            seen.add(str(eid))
+            out.append(raw)
+        return out
 
     def _invalid(self, where: str, exc: ValueError) -> SessionReadError:
         return SessionReadError(

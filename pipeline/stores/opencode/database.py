@@ -172,9 +172,13 @@ def read_group(path: Path, unit: Group) -> tuple[Row, list[StoredSession]]:
         ) from None  # fmt: skip
     sessions = {r["id"]: _session(path, r) for r in rows["session"]}
     messages: dict[str, Message] = {}
+    seen_parts: set[str] = set()
     for r in rows["message"]:
         s = sessions.get(r["session_id"])
         if s is None:
+            continue
+        if str(r["id"]) in messages:
+            s.issues.append(_repeated("message", r["id"], path))
             continue
         data = decoded(r["data"], f"message {r['id']}", str(path), s.issues)
         if data is not None:
@@ -185,6 +189,10 @@ def read_group(path: Path, unit: Group) -> tuple[Row, list[StoredSession]]:
         s = sessions.get(r["session_id"])
         if s is None:
             continue
+        if str(r["id"]) in seen_parts:
+            s.issues.append(_repeated("part", r["id"], path))
+            continue
+        seen_parts.add(str(r["id"]))
         data = decoded(r["data"], f"part {r['id']}", str(path), s.issues)
         if data is None:
             continue
@@ -254,3 +262,9 @@ def folders(path: Path, unit: Group) -> list[tuple[str, JSON]]:
         return [("workdir", v) for row in db.execute(q, unit.sessions) for v in row]
 
     return read_snapshot(path, read)
+
+
+def _repeated(table: str, rid: object, path: Path) -> Issue:
+    """A row whose id an earlier row of its table has (a table without its key): read once."""
+    return Issue("duplicate_record", None, f"{path.name}: {table} {rid!s} appears again; the "
+                 "later row is left out", source=str(path))  # fmt: skip
