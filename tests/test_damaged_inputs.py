@@ -212,3 +212,63 @@ def test_a_line_that_is_no_object_is_an_issue_and_a_bom_loses_no_line() -> None:
     assert [i for i, _ in found] == [1, 4]
     assert [(i.kind, i.line) for i in issues] == [("bad_line", 2), ("bad_line", 3)]
     assert "line 2 holds a number, not an object" in issues[0].message
+
+
+def test_a_table_that_repeats_its_ids_costs_linear_work(tmp_path: Path) -> None:
+    """An OpenCode ``part`` table without its key, every row twice: the run took minutes
+    and gigabytes (killed at 16.6 GB); now the rows repeated are one row each and the
+    export is that of the store without them."""
+    import sqlite3
+    import time
+
+    store = lay_out(READERS["opencode"].fixtures[0], tmp_path / "a")
+    clean, _ = _export(store, tmp_path / "o1")
+    db = next(store.rglob("opencode.db"))
+    with sqlite3.connect(db) as c:
+        c.executescript(
+            "CREATE TABLE p2 AS SELECT * FROM part; DROP TABLE part; CREATE TABLE part (id text,"
+            " message_id text, session_id text, time_created integer, time_updated integer, "
+            "data text); INSERT INTO part SELECT * FROM p2; INSERT INTO part SELECT * FROM p2;"
+            " DROP TABLE p2;"
+        )
+        parts = c.execute("SELECT count(DISTINCT id) FROM part").fetchone()[0]
+    started = time.perf_counter()
+    run, _ = _export(store, tmp_path / "o2")
+    assert time.perf_counter() - started < 30  # it took minutes
+    assert [e.kind for e in run.errors] == ["duplicate_record"] * parts
+    for folder in ("atif", "data"):
+        a = {p.relative_to(tmp_path / "o1"): p.read_bytes()
+             for p in (tmp_path / "o1" / folder).rglob("*") if p.is_file()}  # fmt: skip
+        b = {p.relative_to(tmp_path / "o2"): p.read_bytes()
+             for p in (tmp_path / "o2" / folder).rglob("*") if p.is_file()}  # fmt: skip
+        assert a == b
+    assert run.counts["trajectories"] == clean.counts["trajectories"]
+
+
+def test_a_converted_tree_with_a_repeated_id_or_a_cycle_is_read_in_one_pass() -> None:
+    from trajset.pipeline.stores import SessionDraft
+
+    d = SessionDraft("s1", "x.jsonl", "toy", "toy", "1", ts="2026-01-01T00:00:00Z")
+    a = d.add("custom", "a", None, "2026-01-01T00:00:01Z", ns="toy", data={})
+    d.add("custom", "b", a, "2026-01-01T00:00:02Z", ns="toy", data={})
+    d.add("custom", "b", a, "2026-01-01T00:00:03Z", ns="toy", data={})  # repeated
+    d.add("custom", "c", "d", "2026-01-01T00:00:04Z", ns="toy", data={})  # a cycle: c <-> d
+    d.add("custom", "d", "c", "2026-01-01T00:00:05Z", ns="toy", data={})
+    s = d.finish()
+    assert [e.id for e in s.entries] == ["a", "b", "c", "d"]
+    assert [(e.id, e.parent) for e in s.entries][2:] == [("c", None), ("d", "c")]
+    assert sorted(i.kind for i in s.issues) == ["broken_link", "duplicate_entry"]
+
+
+def test_a_cut_last_line_of_a_suga_export_costs_only_that_line(tmp_path: Path) -> None:
+    """It gave 0 trajectories, the intact session included."""
+    fixture = READERS["suga"].fixtures[0]
+    clean, _ = _export(lay_out(fixture, tmp_path / "a"), tmp_path / "o1")
+    store = lay_out(fixture, tmp_path / "b")
+    entries = store / "entries.jsonl"
+    entries.write_bytes(entries.read_bytes().rstrip(b"\n")[:-20])
+    run, _ = _export(store, tmp_path / "o2")
+    assert run.counts["trajectories"] == clean.counts["trajectories"] > 0
+    assert run.counts["sessions_exported"] == clean.counts["sessions_exported"]
+    [cut] = [e for e in run.errors if e.kind == "truncated"]
+    assert cut.source.endswith("entries.jsonl") and cut.line

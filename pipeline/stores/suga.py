@@ -19,7 +19,7 @@ import contextlib
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +29,11 @@ from trajset.schemas.openresponses import text_message
 from trajset.schemas.session import Issue
 
 from ..errors import SessionReadError
-from .base import Fixture, Match, Unit, UnitOptions
+from .base import Fixture, Match, Unit, UnitOptions, input_lines
 from .draft import SessionDraft
+from .jsonl import objects
 from .numbers import INT64, count, counts, usage
-from .regular import open_input, read_text
+from .regular import read_text
 from .template import ConvertingReader
 
 JSON = Any
@@ -58,26 +59,18 @@ def _declared(folder: Path) -> list[Path]:
     return [folder / n for n in names if (folder / n).is_file()]
 
 
-def _lines(path: Path | None) -> Iterator[tuple[int, dict[str, JSON]]]:
-    """Each line's object; ``SessionReadError`` naming the line for one that is not an object."""
+def _lines(
+    path: Path | None, issues: list[tuple[str, Issue]] | None = None
+) -> Iterator[tuple[int, dict[str, JSON]]]:
+    """Each line's object; a line that does not decode (a cut last line, a value that is no
+    object) is an issue in ``issues``, and the other lines are read (one cut line of
+    ``entries.jsonl`` once cost every session of the export)."""
     if path is None or not path.is_file():
         return
-    with open_input(path) as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                value = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-                raise SessionReadError(
-                    f"line does not decode ({type(exc).__name__})", rule="bad_line",
-                    source=str(path), line=lineno,
-                ) from None  # fmt: skip
-            if not isinstance(value, dict):
-                raise SessionReadError(
-                    "line is not an object", rule="bad_line", source=str(path), line=lineno
-                )
-            yield lineno, value
+    found, problems = objects(input_lines(path), path.name)
+    if issues is not None:
+        issues.extend((str(path), p) for p in problems)
+    yield from found
 
 
 @dataclass
@@ -91,18 +84,20 @@ class Export:
     )
     traces: dict[str, list[dict[str, JSON]]] = field(default_factory=lambda: defaultdict(list))
     meta: dict[str, dict[str, JSON]] = field(default_factory=dict)
+    #: lines of its files that do not read, with the file: a row each
+    issues: list[tuple[str, Issue]] = field(default_factory=list)
 
     @classmethod
     def read(cls, folder: Path) -> Export:
         out = cls(folder)
         files = {p.name: p for p in _declared(folder)}
-        for _, s in _lines(files.get("sessions.jsonl")):
+        for _, s in _lines(files.get("sessions.jsonl"), out.issues):
             out.sessions.append(s)
-        for lineno, e in _lines(files.get("entries.jsonl")):
+        for lineno, e in _lines(files.get("entries.jsonl"), out.issues):
             out.entries[str(e.get("session_id"))].append((lineno, e))
-        for lineno, t in _lines(files.get("trace_events.jsonl")):
+        for lineno, t in _lines(files.get("trace_events.jsonl"), out.issues):
             out.traces[str(t.get("session_id"))].append({**t, LINE: lineno})
-        for _, m in _lines(files.get("session_meta.jsonl")):
+        for _, m in _lines(files.get("session_meta.jsonl"), out.issues):
             out.meta[str(m.get("session_id"))] = m
         return out
 
@@ -354,9 +349,19 @@ class SugaReader(ConvertingReader[Export, tuple[Export, JSON, list[str]]]):
                     source=str(export.folder / "entries.jsonl"),
                     session_id=sid,
                 )
+            if not export.sessions:  # no session to carry them: a row each
+                for source, issue in export.issues:
+                    yield SessionReadError(issue.message, rule=issue.kind, source=source,
+                                           line=issue.line)  # fmt: skip
 
     def convert(self, tree: tuple[Export, JSON, list[str]], unit: Unit) -> SessionDraft:
-        return convert_session(*tree)
+        """The session; the export's first one also carries the lines of its files that do
+        not read (a row each, the sessions exported)."""
+        draft = convert_session(*tree)
+        export, info, _ = tree
+        if export.sessions and info is export.sessions[0]:
+            draft.issues += [replace(i, source=src) for src, i in export.issues]
+        return draft
 
     def session_ids(self, unit: Unit) -> list[str]:
         return [str(s.get("id")) for s in self._infos(unit)]
