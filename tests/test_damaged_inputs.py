@@ -272,3 +272,23 @@ def test_a_cut_last_line_of_a_suga_export_costs_only_that_line(tmp_path: Path) -
     assert run.counts["sessions_exported"] == clean.counts["sessions_exported"]
     [cut] = [e for e in run.errors if e.kind == "truncated"]
     assert cut.source.endswith("entries.jsonl") and cut.line
+
+
+def test_a_codex_call_without_its_call_id_costs_only_that_call(tmp_path: Path) -> None:
+    """One ``function_call`` without ``call_id`` rejected its whole session (every
+    trajectory failed ATIF validation)."""
+    src = Path(__file__).parent / "data/upstream/codex/real/teich/example_codex_session.jsonl"
+    clean = run_export([src], tmp_path / "o1", ExportOptions(), RunOptions(workers=1))
+    lines = src.read_text().splitlines()
+    for n, line in enumerate(lines):
+        d = json.loads(line)
+        if isinstance(d.get("payload"), dict) and d["payload"].get("type") == "function_call":
+            del d["payload"]["call_id"]
+            lines[n] = json.dumps(d)
+            break
+    damaged = tmp_path / src.name
+    damaged.write_text("\n".join(lines) + "\n")
+    run = run_export([damaged], tmp_path / "o2", ExportOptions(), RunOptions(workers=1))
+    assert run.counts["trajectories"] == clean.counts["trajectories"] > 0
+    [row] = run.errors
+    assert (row.kind, row.line) == ("bad_field", n + 1) and "without a call_id" in row.message

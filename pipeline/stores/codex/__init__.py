@@ -145,7 +145,7 @@ def _session(tree: Tree, dups: dict[str, Duplicates]) -> Session:
     if tree.notes:
         d.members["codex:notes"] = tree.notes
     files = {pl.rollout.path: pl.rollout for pl in tree.placed}
-    d.issues = [i for r in files.values() for i in r.issues]
+    d.issues = [*(i for r in files.values() for i in r.issues), *d.issues]  # the converter's too
     d.counts.update({f"codex/{k}": v for k, v in tree.counts.items()})
     d.counts.update({f"codex/{k}": v for k, v in c.counts.items()})
     d.counts["codex/rollouts"] = len(files)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from trajset.schemas.session import Issue
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ..draft import SessionDraft
@@ -132,6 +133,10 @@ def _response_item(c: Converter, s: State, line: Line, dups: Duplicates) -> None
         c.output(s, line, p, **events)
     elif kind in CALLS:
         item, extra = call_item(p)
+        if not item.get("call_id"):  # a damaged line: the call is kept, under an id of its own
+            item = {**item, "call_id": f"trajset-missing-call-id-{line.key}"}
+            c.draft.issues.append(Issue("bad_field", line.n, f"{kind} without a call_id; given "
+                                        f"{item['call_id']!r}, so no output answers it"))  # fmt: skip
         c.output(s, line, item, **extra)
         cid = str(item.get("call_id") or "")
         s.pending = (*s.pending, cid)
