@@ -292,3 +292,37 @@ def test_a_codex_call_without_its_call_id_costs_only_that_call(tmp_path: Path) -
     assert run.counts["trajectories"] == clean.counts["trajectories"] > 0
     [row] = run.errors
     assert (row.kind, row.line) == ("bad_field", n + 1) and "without a call_id" in row.message
+
+
+def _content_42(store: Path, kind: str) -> None:
+    """The first user message's content set to a number."""
+    for f in sorted(p for p in store.rglob("*.jsonl") if p.is_file()):
+        lines = f.read_text().splitlines()
+        for n, line in enumerate(lines):
+            d = json.loads(line)
+            user = (kind == "pi" and d.get("type") == "message"
+                    and d["message"].get("role") == "user") or (
+                    kind == "gemini-cli" and d.get("type") == "user" and "content" in d)  # fmt: skip
+            if user:
+                (d["message"] if kind == "pi" else d)["content"] = 42
+                lines[n] = json.dumps(d)
+                f.write_text("\n".join(lines) + "\n")
+                return
+    raise AssertionError(f"no user message in {store}")
+
+
+@pytest.mark.parametrize("kind", ["pi", "gemini-cli"])
+def test_a_content_of_the_wrong_type_is_a_row_and_read_as_its_text(
+    kind: str, tmp_path: Path
+) -> None:
+    """A user message whose content is ``42`` was dropped without a row."""
+    fixture = READERS[kind].fixtures[0]
+    clean, _ = _export(lay_out(fixture, tmp_path / "a"), tmp_path / "o1")
+    store = lay_out(fixture, tmp_path / "b")
+    _content_42(store, kind)
+    run, _ = _export(store, tmp_path / "o2")
+    assert run.counts["trajectories"] == clean.counts["trajectories"]
+    [row] = run.errors
+    assert row.kind == "bad_field" and "content is a number, read as its text" in row.message
+    docs = "".join(p.read_text() for p in (tmp_path / "o2" / "atif").glob("*.json"))
+    assert '"message": "42"' in docs

@@ -245,7 +245,7 @@ def _objects_split_whole(data: bytes, name: str) -> tuple[list[Any], list[Any]]:
         if isinstance(raw, dict):
             out.append((i, raw))
         else:
-            issues.append(Issue("bad_line", i, f"{name}: line {i} holds {jsonl._what(raw)}, "
+            issues.append(Issue("bad_line", i, f"{name}: line {i} holds {jsonl.json_kind(raw)}, "
                                 "not an object; the other lines were read"))  # fmt: skip
     return out, issues
 

@@ -53,7 +53,7 @@ def objects(
         if isinstance(value, dict):
             out.append((i, value))
         else:
-            issues.append(Issue("bad_line", i, f"{name}: line {i} holds {_what(value)}, not an "
+            issues.append(Issue("bad_line", i, f"{name}: line {i} holds {json_kind(value)}, not an "
                                 "object; the other lines were read"))  # fmt: skip
     return out, issues
 
@@ -69,7 +69,7 @@ def _lines(data: bytes) -> Iterator[bytes]:
         yield b""
 
 
-def _what(value: JSON) -> str:
+def json_kind(value: JSON) -> str:
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     return {int: "a number", float: "a number", str: "a string", list: "an array"}.get(

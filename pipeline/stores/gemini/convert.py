@@ -24,10 +24,12 @@ from typing import Any
 
 from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
+from trajset.schemas.session import Issue
 
 from ...jsonio import dumps_compact
 from .. import numbers
 from ..draft import SessionDraft
+from ..jsonl import json_kind
 from ..numbers import counts
 from .calls import call_time, model_calls
 from .replay import (
@@ -104,6 +106,11 @@ class Converter:
 
     def user(self, m: Message, parent: str) -> str:
         rec = m.record
+        content = rec.get("content")
+        if content is not None and not isinstance(content, str | list):
+            self.draft.issues.append(Issue("bad_field", None, f"message {m.id!r}: content is "
+                                           f"{json_kind(content)}, read as its text"))  # fmt: skip
+            rec = {**rec, "content": json.dumps(content)}
         item = {"type": "message", "role": "user", "content": user_parts(rec.get("content"))}
         extra: dict[str, JSON] = {}
         if is_context(rec):

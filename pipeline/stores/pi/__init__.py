@@ -125,5 +125,5 @@ def _session(tree: Tree, stems: set[str]) -> SessionDraft:
         "pi/copied_entries": tree.copies,
         "pi/relinked": tree.relinked,
     })  # fmt: skip
-    d.issues = [i for f in tree.files for i in f.issues] + tree.issues
+    d.issues = [*(i for f in tree.files for i in f.issues), *tree.issues, *d.issues]
     return d

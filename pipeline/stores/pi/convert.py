@@ -21,6 +21,7 @@ from trajset.schemas.session import Issue
 
 from .. import numbers
 from ..draft import SessionDraft
+from ..jsonl import json_kind
 from ..numbers import cost, count, counts
 
 JSON = Any
@@ -103,6 +104,13 @@ class Converter:
 
     def message(self, e: JSON, parent: str, ts: str, extra: JSON) -> str:
         m = e.get("message") if isinstance(e.get("message"), dict) else {}
+        content = m.get("content")
+        if content is not None and not isinstance(content, str | list):
+            at = e.get("pi:at")
+            line = at[1] if isinstance(at, list | tuple) and len(at) == 2 else None
+            self.draft.issues.append(Issue("bad_field", line, f"message {e.get('id')!r}: content "
+                                           f"is {json_kind(content)}, read as its text"))  # fmt: skip
+            m = {**m, "content": json.dumps(content)}
         role = m.get("role")
         extra = {**extra, **({"pi:timestamp_ms": m["timestamp"]} if "timestamp" in m else {})}
         sent_as_user = role in ("user", "custom") or (
