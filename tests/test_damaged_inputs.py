@@ -326,3 +326,26 @@ def test_a_content_of_the_wrong_type_is_a_row_and_read_as_its_text(
     assert row.kind == "bad_field" and "content is a number, read as its text" in row.message
     docs = "".join(p.read_text() for p in (tmp_path / "o2" / "atif").glob("*.json"))
     assert '"message": "42"' in docs
+
+
+@pytest.mark.parametrize("damage", ["role_number", "message_missing"])
+def test_an_opencode_message_of_a_wrong_role_or_gone_is_a_row(damage: str, tmp_path: Path) -> None:
+    """A ``role: 5`` message and the parts of a message the database no longer holds were
+    kept out of every step without a row."""
+    import sqlite3
+
+    store = lay_out(READERS["opencode"].fixtures[0], tmp_path / "a")
+    db = next(store.rglob("opencode.db"))
+    with sqlite3.connect(db) as c:
+        c.execute("PRAGMA foreign_keys=OFF")
+        mid, data = c.execute(
+            'SELECT id, data FROM message WHERE data LIKE \'%"role":"user"%\' ORDER BY id'
+        ).fetchone()
+        if damage == "role_number":
+            c.execute("UPDATE message SET data = ? WHERE id = ?",
+                      (json.dumps({**json.loads(data), "role": 5}), mid))  # fmt: skip
+        else:
+            c.execute("DELETE FROM message WHERE id = ?", (mid,))
+    run, _ = _export(store, tmp_path / "o")
+    kinds = [e.kind for e in run.errors]
+    assert kinds == (["bad_field"] if damage == "role_number" else ["orphan_parts"]), run.errors

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from trajset.redactors.identities import Identity, identities_of
+from trajset.schemas.session import Issue
 
 from ...errors import SessionReadError
 from ..base import Fixture, Location, Reads, Unit, UnitOptions
@@ -270,6 +271,9 @@ def _session(tree: Tree, c: Converter, spawned: dict[str, str]) -> SessionDraft:
         d.members["opencode:todos"] = root.todos
     if root.orphans:
         d.members["opencode:orphan_parts"] = root.orphans
+        d.issues.append(Issue("orphan_parts", None, f"{len(root.orphans)} part(s) name a "
+                              "message the store does not hold; kept in the header's "
+                              "opencode:orphan_parts, not in any step"))  # fmt: skip
     forks = [seg for seg in tree.segments if seg.attach is not None]
     if forks:
         d.members["opencode:forks"] = [
@@ -283,7 +287,7 @@ def _session(tree: Tree, c: Converter, spawned: dict[str, str]) -> SessionDraft:
         d.meet("workdir", s.info.get("directory"))
         project = s.info.get("opencode:project")
         d.meet("workdir", project.get("worktree") if isinstance(project, dict) else None)
-    d.issues = [i for s in sessions for i in s.issues]
+    d.issues = [*(i for s in sessions for i in s.issues), *d.issues]  # and the converter's
     d.counts.update({f"opencode/{k}": v for k, v in c.counts.items()})
     for s in sessions:
         d.counts.update({f"opencode/{k}": v for k, v in s.counts.items()})

@@ -24,9 +24,11 @@ from typing import Any
 
 from trajset.schemas.entries import RECORDED_COST
 from trajset.schemas.openresponses import text_message
+from trajset.schemas.session import Issue
 from trajset.schemas.timestamps import MAX_MS, ms_to_rfc3339
 
 from ..draft import SessionDraft
+from ..jsonl import json_kind
 from ..numbers import cost
 from .forks import Segment, Tree
 from .records import Message, as_ms, obj
@@ -159,6 +161,11 @@ class Converter:
             self.assistant(seg, st, m, revert)
         else:
             self.counts[f"extensions/message/{m.role or 'untyped'}"] += 1
+            role = m.info.get("role")
+            if role is not None and not isinstance(role, str):
+                self.draft.issues.append(Issue("bad_field", None, f"message {m.id}: role is "
+                                               f"{json_kind(role)}; kept as an extension entry, "
+                                               "in no step"))  # fmt: skip
             self.info = m.info
             st.tail = self.put(f"opencode:message/{m.role or 'untyped'}", m.id, st.tail, parts=m.parts)  # fmt: skip
         self.tail_of[m.id] = st.tail
