@@ -3,6 +3,7 @@ situation it names, and its exit code and message (``…`` for what varies) must
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import shutil
@@ -13,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from trajset.pipeline.cli import app
-from trajset.pipeline.cli.errors import interrupted_message
+from trajset.pipeline.cli.errors import disk_full_message, interrupted_message
 
 from .conftest import UPSTREAM, session_file
 
@@ -123,6 +124,18 @@ def _report_no_export(tmp: Path) -> tuple[list[str], dict[str, str]]:
     return ["report", str(tmp / "o"), "--out", str(tmp / "report.html")], _places(tmp)
 
 
+def _claude_store(tmp: Path) -> Path:
+    return Path(shutil.copytree(UPSTREAM / "claude-code" / "teich", tmp / "store"))
+
+
+def _disk_full(tmp: Path) -> tuple[list[str], dict[str, str]]:
+    """A full disk itself is filled in ``test_reliability``; here, the line the CLI prints."""
+    (tmp / "o").mkdir()
+    (tmp / "o" / "part").write_bytes(b"x" * 10)
+    argv = ["export", str(tmp / "store"), "--out", str(tmp / "o")]
+    return ["--disk-full", *argv], _places(tmp)
+
+
 def _interrupted(tmp: Path) -> tuple[list[str], dict[str, str]]:
     """Ctrl-C itself is sent in ``test_first_hour``; here, the line the CLI prints for it."""
     argv = ["export", str(tmp / "store"), "--out", str(tmp / "o")]
@@ -139,6 +152,7 @@ SETUPS: dict[str, Setup] = {
     "`trajset export STORE --out DIR`, DIR holding your own files": _into_own_files,
     "`trajset verify FILE`, a request changed after its response": _verify_changed,
     "`trajset validate DIR`, a document that breaks ATIF": _validate_broken,
+    "`trajset export STORE --out DIR`, the disk full": _disk_full,
     "`trajset scan DIR`, an export written with `--no-redact`": _scan_unredacted,
     "`trajset publish DIR acme/agent-sessions`, an export that did not finish":
         _publish_unfinished,
@@ -151,6 +165,8 @@ SETUPS: dict[str, Setup] = {
     "`trajset export STORE --out DIR --prefer bogus`": _export("--prefer", "bogus"),
     "`trajset export STORE --out DIR`, STORE missing": _export(store=_missing),
     "`trajset export STORE --out DIR`, STORE holding no session file": _export(store=_empty),
+    "`trajset export STORE --out DIR --store-kind codex`, STORE a Claude Code store":
+        _export("--store-kind", "codex", store=_claude_store),
     "`trajset report DIR --out report.html`, DIR no export": _report_no_export,
     "Ctrl-C during `trajset export STORE --out DIR`": _interrupted,
 }  # fmt: skip
@@ -164,6 +180,9 @@ def printed(argv: list[str], places: dict[str, str]) -> tuple[int, str]:
     """Exit code and output of ``argv`` with the test's paths put back as placeholders."""
     if argv[0] == "--interrupted":
         code, out = 130, f"trajset: {interrupted_message(argv[1:])}"
+    elif argv[0] == "--disk-full":
+        full = OSError(errno.ENOSPC, "No space left on device")
+        code, out = 1, f"trajset: {disk_full_message(full, argv[4], argv[1:])}"
     else:
         result = RUN.invoke(app, argv)
         code, out = result.exit_code, result.output
