@@ -349,3 +349,23 @@ def test_an_opencode_message_of_a_wrong_role_or_gone_is_a_row(damage: str, tmp_p
     run, _ = _export(store, tmp_path / "o")
     kinds = [e.kind for e in run.errors]
     assert kinds == (["bad_field"] if damage == "role_number" else ["orphan_parts"]), run.errors
+
+
+def test_a_folder_mixing_kinds_exports_each_file_by_its_own_kind(tmp_path: Path) -> None:
+    """Two Agent Session Format files beside a stray Claude Code file: detection picked
+    Claude Code and the two sessions were only listed as skipped."""
+    from .conftest import session_file
+
+    store = tmp_path / "mixed"
+    store.mkdir()
+    for name in ("basic", "branch"):
+        (store / f"{name}.jsonl").write_bytes(session_file(name).read_bytes())
+    claude = Path(__file__).parent / "data/upstream/claude-code/teich/example_claude_code.jsonl"
+    (store / "614b8d50-097f-4e36-aee0-1fdd053335e7.jsonl").write_bytes(claude.read_bytes())
+    run, manifest = _export(store, tmp_path / "o")
+    assert run.counts["sessions_exported"] == 3 and not manifest["skipped"]
+    kinds = {
+        r["source_format"]
+        for r in pq.read_table(tmp_path / "o" / "data" / "trajectories").to_pylist()
+    }
+    assert kinds == {"agentsession", "claude-code"}

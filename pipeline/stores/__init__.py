@@ -23,7 +23,7 @@ from trajset.redactors.identities import Identity, home_users
 from trajset.schemas.session import Session
 
 from ..errors import UnitFailed, UsageError
-from .agentsession import AgentSessionReader, read_session, read_session_text
+from .agentsession import AgentSessionReader, read_session, read_session_text, sessions_beside
 from .base import (
     Fixture,
     Loaded,
@@ -229,6 +229,9 @@ def discover(
         if not store.exists():
             raise UsageError(f"store {store} does not exist")
         found = [u for u in map(_regular_only, READERS[k].units(store, typed[k])) if u]
+        if kind == "auto" and k != AgentSessionReader.kind and store.is_dir():
+            read = {os.path.abspath(f) for u in found for f in u.files}
+            found += [AgentSessionReader().unit((str(p),)) for p in sessions_beside(store, read)]
         if not _follows_links(k, typed[k]):
             found = _inside(store, found, real)
         if not found:

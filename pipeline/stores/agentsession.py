@@ -9,6 +9,7 @@ file, line and rule.  A folder covers the jsonl store layout
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from datetime import UTC
 from pathlib import Path
@@ -266,3 +267,15 @@ def write_session(root: Path, session: Session) -> Path:
         session_text(session.header_raw, [e.raw for e in session.entries]), encoding="utf-8"
     )
     return path
+
+
+def sessions_beside(store: Path, read: set[str]) -> list[Path]:
+    """The Agent Session Format files below a folder store of another kind that its reader
+    does not read: a folder mixing kinds exports each file by its own kind (two such files
+    beside a stray Claude Code file were once only listed as skipped)."""
+    unread = (p for p in sorted(store.rglob("*.jsonl")) if os.path.abspath(p) not in read)
+    return [p for p in unread if _is_header(_first_line(p))]
+
+
+def _is_header(head: dict[str, JSON]) -> bool:
+    return head.get("type") == "session" and str(head.get("format", "")).startswith("agentsession/")
