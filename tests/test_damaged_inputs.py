@@ -369,3 +369,14 @@ def test_a_folder_mixing_kinds_exports_each_file_by_its_own_kind(tmp_path: Path)
         for r in pq.read_table(tmp_path / "o" / "data" / "trajectories").to_pylist()
     }
     assert kinds == {"agentsession", "claude-code"}
+
+
+@pytest.mark.parametrize("content", [b"", b"not a database at all"], ids=["empty", "garbage"])
+def test_an_empty_or_damaged_opencode_database_is_a_row(content: bytes, tmp_path: Path) -> None:
+    """It exited 2 with "holds no session file trajset recognises"."""
+    store = tmp_path / "opencode"
+    store.mkdir()
+    (store / "opencode.db").write_bytes(content)
+    run = run_export([store], tmp_path / "o", ExportOptions(), RunOptions(workers=1))
+    [row] = run.errors
+    assert row.source.endswith("opencode.db") and row.kind in ("format", "io"), row

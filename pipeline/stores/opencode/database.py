@@ -48,14 +48,14 @@ def _tables(db: sqlite3.Connection) -> dict[str, set[str]]:
 
 def is_database(path: Path) -> bool:
     """An OpenCode database, of any generation (a 2.x one is refused when read): a SQLite
-    file with its tables, or one named as OpenCode names them (a damaged one is then an
-    error row, not another kind of store)."""
+    file with its tables, or a file named as OpenCode names them (an empty or damaged one
+    is then an error row, not a store no reader recognises)."""
+    if path.name == "opencode.db" or fnmatch(path.name, "opencode-*.db"):
+        return path.is_file()  # empty or damaged: its load is the row that says so
     try:
         with open_input(path) as fh:
             if fh.read(16) != SQLITE_MAGIC:
                 return False
-        if path.name == "opencode.db" or fnmatch(path.name, "opencode-*.db"):
-            return True
         tables = read_snapshot(path, _tables)
     except (OSError, sqlite3.Error):
         return False
