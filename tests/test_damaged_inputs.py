@@ -184,6 +184,8 @@ def _edit_first(path: Path, kind: str, edit: Any) -> None:
         ("content_number", "internal", 1, 1),
         ("bom", None, 0, 2),  # "not a session file of this store"
         ("empty", "empty", 1, 2),  # a third file, empty: skipped without a row
+        # its tool output was gone from every table without a row
+        ("uuid_missing", "bad_field", 1, 2),
     ],
 )
 def test_a_damaged_claude_session_costs_itself_at_most(
@@ -194,6 +196,8 @@ def test_a_damaged_claude_session_costs_itself_at_most(
         _edit_first(a, "assistant", lambda d: {**d, "message": "a string"})
     elif damage == "content_number":
         _edit_first(a, "assistant", lambda d: {**d, "message": {**d["message"], "content": 42}})
+    elif damage == "uuid_missing":
+        _edit_first(a, "user", lambda d: {k: v for k, v in d.items() if k != "uuid"})
     elif damage == "bom":
         a.write_bytes(b"\xef\xbb\xbf" + a.read_bytes())
     else:

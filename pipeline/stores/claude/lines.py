@@ -41,7 +41,17 @@ def read_lines(path: Path, start: int) -> tuple[list[Record], list[Issue]]:
     (a crashed writer leaves a cut last line, a partial character included)."""
     found, issues = objects(input_lines(path), path.name)  # never held whole
     records = [Record(raw, str(path), i, start + n) for n, (i, raw) in enumerate(found)]
+    seen: set[str] = set()
     for r in records:
+        if r.kind in ("user", "assistant") and not r.uuid:
+            issues.append(Issue("bad_field", r.line, f"{path.name}: line {r.line}: a {r.kind} "
+                                "record without its uuid; kept in the header's claude:meta, in "
+                                "no step"))  # fmt: skip
+        elif r.uuid and r.uuid in seen:
+            issues.append(Issue("bad_field", r.line, f"{path.name}: line {r.line}: uuid "
+                                f"{r.uuid} again; the record is read as the earlier one's "
+                                "repeat"))  # fmt: skip
+        seen.add(r.uuid)
         m = r.raw.get("message")
         if m is not None and not isinstance(m, dict):  # the record is kept: its tree holds
             issues.append(Issue("bad_field", r.line, f"{path.name}: line {r.line}: message is "
