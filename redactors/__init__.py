@@ -98,7 +98,8 @@ def build_redactor(
     if "term_v1" in names and terms:
         rules.append(Terms.of(terms))
         shortest = min(shortest, TERM_FLOOR)
-    if "identity_v1" in names and (pseudonyms := Pseudonyms.of(identities)).active:
+    homes_too = "home_paths_v3" in names
+    if "identity_v1" in names and (pseudonyms := Pseudonyms.of(identities, homes_too)).active:
         rules.append(pseudonyms)
         shortest = min(shortest, IDENTITY_FLOOR)
     if "home_paths_v3" in names:

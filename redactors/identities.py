@@ -97,12 +97,18 @@ def _slug(url: str) -> str:
     return "/".join(parts[-2:]) if len(parts) >= 2 else ""
 
 
-def _alternatives(i: Identity) -> Iterator[tuple[str, str]]:
-    """(regex, lookup key) of each way ``i`` is written in text."""
+#: where a user name is the folder of a home path, which ``home_paths`` makes ``~`` whole
+_IN_HOME = r"(?<!/home/)(?<!/Users/)(?<!Users\\)"
+
+
+def _alternatives(i: Identity, homes: bool = False) -> Iterator[tuple[str, str]]:
+    """(regex, lookup key) of each way ``i`` is written in text; with ``homes``, a user's name
+    that is a home folder is left to ``home_paths`` (it was found twice, counted twice)."""
     v = i.value
     if i.kind == "user":
         words = r"[\s._-]+".join(re.escape(w) for w in v.split())
-        yield rf"(?<![A-Za-z0-9])(?i:{words})(?![A-Za-z0-9])", "u:" + _user_key(v)
+        start = _IN_HOME if homes else ""
+        yield rf"{start}(?<![A-Za-z0-9])(?i:{words})(?![A-Za-z0-9])", "u:" + _user_key(v)
     elif i.kind == "workdir":
         folder = v.rstrip("/\\")
         yield rf"(?<![\w.~-]){re.escape(folder)}{_PATH_END}", "x:" + folder
@@ -131,13 +137,13 @@ class Pseudonyms:
     opt_in: bool = False
 
     @classmethod
-    def of(cls, identities: Iterable[Identity]) -> Pseudonyms:
+    def of(cls, identities: Iterable[Identity], homes: bool = False) -> Pseudonyms:
         """Numbered per kind in the order given (the run's unit order)."""
         names: dict[str, str] = {}
         counts = dict.fromkeys(KINDS, 0)
         patterns: list[tuple[str, str]] = []
         for i in named(identities):
-            ways = list(_alternatives(i))
+            ways = list(_alternatives(i, homes))
             if ways[0][1] in names:
                 continue
             counts[i.kind] += 1

@@ -216,3 +216,14 @@ def test_the_owner_of_a_real_store_is_numbered_in_ls_output(tmp_path: Path) -> N
     texts = [f.read_text() for f in (out / "atif").glob("*.json")]
     assert texts and not any("calebfahlgren" in t for t in texts)
     assert any(re.search(r"-rw-------@ 1 user_\d+ +wheel", t) for t in texts)
+
+
+def test_a_user_name_that_is_a_home_folder_is_one_finding() -> None:
+    """``/home/calebf/…`` became ``/home/user_1/…`` and then ``~/…``: one value, two findings
+    in the manifest (2,250 identity findings on a corpus whose bytes they did not change)."""
+    r = build_redactor(selected_rules(), identities=home_users(["/home/calebf/src"]))
+    p = Placeholders()
+    assert r.text("cd /home/calebf/src && ls", p) == "cd ~/src && ls"
+    assert dict(p.findings) == {"home_paths_v3": 1}
+    alone = build_redactor(["identity_v1"], identities=home_users(["/home/calebf/src"]))
+    assert alone.text("cd /home/calebf/src", Placeholders()) == "cd /home/user_1/src"
