@@ -28,7 +28,7 @@ import rfc8785
 
 JSON = Any
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD]")  # where one can come from (JSON escapes are \u)
 
 
@@ -117,7 +117,7 @@ def _openers(text: str | bytes) -> int:
 
 def fix_surrogates(value: JSON) -> JSON:
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+        return SURROGATE.sub("\ufffd", value) if SURROGATE.search(value) else value
     if isinstance(value, list):
         return [fix_surrogates(v) for v in value]
     if isinstance(value, dict):

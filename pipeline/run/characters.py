@@ -10,7 +10,6 @@ and each entry that held one is an error row (``bad_character``) naming its line
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
@@ -18,8 +17,9 @@ import orjson
 from trajset.schemas.records import ErrorRow
 from trajset.schemas.session import Entry, Session, validate_header
 
+from ..jsonio import SURROGATE
+
 JSON = Any
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _clean(value: JSON) -> bool:
@@ -33,10 +33,10 @@ def _clean(value: JSON) -> bool:
 def _fixed(value: JSON, where: str, fields: list[str]) -> JSON:
     """``value`` with every surrogate replaced; the member path of each string changed."""
     if isinstance(value, str):
-        if _SURROGATE.search(value) is None:
+        if SURROGATE.search(value) is None:
             return value
         fields.append(where or "/")
-        return _SURROGATE.sub("\ufffd", value)
+        return SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
         return [_fixed(v, f"{where}/{i}", fields) for i, v in enumerate(value)]
     if isinstance(value, dict):
