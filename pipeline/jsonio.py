@@ -29,6 +29,11 @@ import rfc8785
 JSON = Any
 
 SURROGATE = re.compile("[\ud800-\udfff]")
+#: an error row's message for a value read with ``SURROGATE`` characters (``{}``: where)
+SURROGATE_MESSAGE = (
+    "a lone UTF-16 surrogate (a \\ud800-\\udfff escape no other half follows) in {}; "
+    "each became U+FFFD and the session is exported"
+)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD]")  # where one can come from (JSON escapes are \u)
 
 
@@ -58,6 +63,11 @@ def depth(value: JSON) -> int:
 
 
 def loads_strict(text: str | bytes, *, finite: bool = True) -> JSON:
+    """``loads_checked``'s value (the replaced surrogates not reported)."""
+    return loads_checked(text, finite=finite)[0]
+
+
+def loads_checked(text: str | bytes, *, finite: bool = True) -> tuple[JSON, bool]:
     """Parse JSON strictly: no NaN/Infinity nor numbers beyond a double (as the reference's
     decoder; with ``finite=False`` they read as floats, for a reader that reports them as a
     field's problem), at most ``MAX_DEPTH`` levels; lone surrogates -> U+FFFD.
@@ -65,7 +75,8 @@ def loads_strict(text: str | bytes, *, finite: bool = True) -> JSON:
     orjson reads first (half the standard library's time on the benchmark corpus's lines);
     what it refuses (NaN, a number out of range, a lone surrogate, bad JSON) or reads
     otherwise (an integer beyond 64 bits becomes a float) is read again by the standard
-    library, whose values and messages are the ones returned, in either mode."""
+    library, whose values and messages are the ones returned, in either mode.  The flag says
+    whether a lone surrogate became U+FFFD (a reader reports it: ``bad_character``)."""
     openers = _openers(text)
     if openers <= MAX_DEPTH:
         try:
@@ -74,7 +85,7 @@ def loads_strict(text: str | bytes, *, finite: bool = True) -> JSON:
             pass
         else:
             if not _wide(value):
-                return value
+                return value, False
     try:
         value = (
             json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
@@ -86,8 +97,9 @@ def loads_strict(text: str | bytes, *, finite: bool = True) -> JSON:
     if isinstance(value, dict | list) and openers > MAX_DEPTH and depth(value) > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(text, str) and _SURROGATE_ESCAPE.search(text):
-        value = fix_surrogates(value)
-    return value
+        fixed = fix_surrogates(value)
+        return fixed, fixed != value
+    return value, False
 
 
 #: a float at least this large may be an integer beyond 64 bits as orjson reads it

@@ -17,8 +17,12 @@ FORMAT_VERSION = 2
 
 def write_manifest(out: Path, manifest: dict[str, JSON]) -> dict[str, JSON]:
     """``manifest.json``, written atomically; its ``inputs`` may be an iterable the dump
-    streams (a run's spooled input log)."""
-    with atomic_path(out / "manifest.json") as tmp, open(tmp, "w", encoding="utf-8") as fh:
+    streams (a run's spooled input log).  A lone surrogate a store wrote in a name (a record
+    type) is written as its JSON escape, ``\\ud83d``, which reads back the same."""
+    with (
+        atomic_path(out / "manifest.json") as tmp,
+        open(tmp, "w", encoding="utf-8", errors="backslashreplace") as fh,
+    ):
         json.dump(manifest, fh, indent=2, ensure_ascii=False)
         fh.write("\n")
     return manifest

@@ -17,7 +17,7 @@ import orjson
 from trajset.schemas.records import ErrorRow
 from trajset.schemas.session import Entry, Session, validate_header
 
-from ..jsonio import SURROGATE
+from ..jsonio import SURROGATE, SURROGATE_MESSAGE
 
 JSON = Any
 
@@ -48,9 +48,7 @@ def _fixed(value: JSON, where: str, fields: list[str]) -> JSON:
 def _row(session: Session, line: int | None, fields: list[str]) -> ErrorRow:
     shown = ", ".join(fields[:5]) + (f" and {len(fields) - 5} more" if len(fields) > 5 else "")
     return ErrorRow(
-        session.source, session.id, line, "bad_character",
-        f"a lone UTF-16 surrogate (a \\ud800-\\udfff escape no other half follows) in {shown}; "
-        "each became U+FFFD and the session is exported",
+        session.source, session.id, line, "bad_character", SURROGATE_MESSAGE.format(shown)
     )  # fmt: skip
 
 

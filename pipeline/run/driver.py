@@ -24,6 +24,7 @@ from trajset.redactors import Redactor
 from .. import __version__
 from ..errors import OutputError
 from ..executors import Executor, make_executor
+from ..jsonio import fix_surrogates
 from ..options import ExportOptions, Mode, RunOptions, RunSettings
 from ..outputs.card import write_manifest_and_card
 from ..outputs.folder import (
@@ -172,7 +173,8 @@ def assemble_outputs(
             for task, shard in zip(tasks, written, strict=True):
                 result.ledger.redacted(task.table, shard.get("placeholders", {}))
         with result.stats.timed("driver/errors_file"):
-            errors = [asdict(e) for e in result.errors]
+            # a row may quote a store's half emoji (a session id): as U+FFFD, as its session
+            errors = [fix_surrogates(asdict(e)) for e in result.errors]
             row_group_bytes = (settings or RunSettings()).row_group_bytes
             write_single(out / "errors.parquet", to_table("errors", errors), row_group_bytes)
     return facts

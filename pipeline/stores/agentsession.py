@@ -17,11 +17,11 @@ from typing import Any
 
 from trajset.redactors.identities import Identity, header_identities
 from trajset.schemas.entries import EntryUnion
-from trajset.schemas.session import Entry, Header, Session, Truncation, validate_header
+from trajset.schemas.session import Entry, Header, Issue, Session, Truncation, validate_header
 from trajset.schemas.timestamps import parse_rfc3339
 
 from ..errors import SessionReadError
-from ..jsonio import loads_strict
+from ..jsonio import SURROGATE_MESSAGE, loads_checked, loads_strict
 from .base import (
     Fixture,
     Loaded,
@@ -136,11 +136,12 @@ SHAPE = (
 )
 
 
-def _header(line: str, lineno: int, source: str) -> tuple[Header, dict[str, JSON]]:
+def _header(line: str, lineno: int, source: str) -> tuple[Header, dict[str, JSON], bool]:
+    """The header, its JSON, and whether a lone surrogate in it became U+FFFD."""
     raw: JSON = None
     try:
-        raw = loads_strict(line)
-        return validate_header(raw), raw
+        raw, fixed = loads_checked(line)
+        return validate_header(raw), raw, fixed
     except ValueError as exc:
         rule = "unsupported_format" if "format" in str(exc) else "bad_header"
         why = f"{exc}; {SHAPE}" if rule == "bad_header" else str(exc)
@@ -171,13 +172,16 @@ def _session(lines: Iterator[tuple[int, str, bool]], source: str) -> Session:
     first = next(lines, None)
     if first is None:
         raise SessionReadError("the file holds no header line", rule="empty", source=source, line=1)
-    header, header_raw = _header(first[1], first[0], source)
+    header, header_raw, fixed = _header(first[1], first[0], source)
     entries: list[Entry] = []
     seen: set[str] = set()
     truncation: Truncation | None = None
+    issues = [Issue("bad_character", first[0], SURROGATE_MESSAGE.format("the header"))] * fixed
     for lineno, line, final in lines:
         try:
-            raw = loads_strict(line)
+            raw, fixed = loads_checked(line)
+            if fixed:
+                issues.append(Issue("bad_character", lineno, SURROGATE_MESSAGE.format("this line")))
             entry = Entry.of(raw, lineno, len(entries))
         except ValueError as exc:
             reason = _decode_reason(exc)
@@ -191,7 +195,7 @@ def _session(lines: Iterator[tuple[int, str, bool]], source: str) -> Session:
         _check_tree(entry.body, seen, lineno, source)
         seen.add(entry.id)
         entries.append(entry)
-    return Session(header, header_raw, entries, source=source, truncation=truncation)
+    return Session(header, header_raw, entries, source=source, truncation=truncation, issues=issues)
 
 
 def _decode_reason(exc: ValueError) -> str:

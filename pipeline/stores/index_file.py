@@ -26,6 +26,16 @@ def _unit(text: str) -> Unit:
     return Unit(d["kind"], tuple(d["files"]), d["key"], d["name"], options, d["size"])
 
 
+def _key(session_id: str) -> str | bytes:
+    """The id as SQLite can hold it: an id with a lone surrogate (half an emoji a store
+    wrote) as its bytes, which UTF-8 text cannot encode."""
+    try:
+        session_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return session_id.encode("utf-8", "surrogatepass")
+    return session_id
+
+
 @dataclass(frozen=True)
 class IndexFile:
     """Session id -> the unit that holds it, read from ``path`` (written by ``write``)."""
@@ -41,7 +51,7 @@ class IndexFile:
             db.execute("CREATE TABLE ids (id TEXT PRIMARY KEY, unit TEXT NOT NULL)")
             db.executemany(
                 "INSERT INTO ids VALUES (?, ?)",
-                ((sid, json.dumps(asdict(u))) for sid, u in pairs),
+                ((_key(sid), json.dumps(asdict(u))) for sid, u in pairs),
             )
         db.close()
         return cls(str(path))
@@ -54,7 +64,7 @@ class IndexFile:
         return sqlite3.connect(uri, uri=True, check_same_thread=False)
 
     def unit_of(self, session_id: str) -> Unit | None:
-        row = self._db.execute("SELECT unit FROM ids WHERE id = ?", (session_id,)).fetchone()
+        row = self._db.execute("SELECT unit FROM ids WHERE id = ?", (_key(session_id),)).fetchone()
         return None if row is None else _unit(row[0])
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from trajset.schemas.session import Issue
 
 from ...errors import SessionReadError
-from ...jsonio import loads_strict
+from ...jsonio import SURROGATE_MESSAGE, loads_checked
 from .. import numbers
 from ..base import read_input
 from ..regular import read_bytes
@@ -32,12 +32,16 @@ def obj(value: JSON) -> dict[str, JSON]:
     return value if isinstance(value, dict) else {}
 
 
-def read_json(path: Path, what: str) -> JSON:
+def read_json(path: Path, what: str, notes: list[Issue] | None = None) -> JSON:
     """A JSON file's value; ``SessionReadError`` saying where it breaks (``truncated`` when
-    it ends early, as a dump cut short by a full disk or a kill leaves it)."""
+    it ends early, as a dump cut short by a full disk or a kill leaves it).  A lone
+    surrogate it held became U+FFFD, and is noted in ``notes``."""
     data = read_input(path)
     try:
-        return loads_strict(data.decode("utf-8"), finite=False)
+        value, fixed = loads_checked(data.decode("utf-8"), finite=False)
+        if fixed and notes is not None:
+            notes.append(Issue("bad_character", None, SURROGATE_MESSAGE.format(what), str(path)))
+        return value
     except UnicodeDecodeError:
         raise SessionReadError(
             f"{what} is not UTF-8 text", rule="format", source=str(path)
@@ -54,11 +58,11 @@ def read_json(path: Path, what: str) -> JSON:
         raise SessionReadError(f"{what}: {exc}", rule="format", source=str(path)) from None
 
 
-def _object(path: Path, what: str) -> dict[str, JSON] | None:
+def _object(path: Path, what: str, notes: list[Issue]) -> dict[str, JSON] | None:
     """A JSON object file, or None when the file is not there."""
     if not path.exists():
         return None
-    value = read_json(path, what)
+    value = read_json(path, what, notes)
     if not isinstance(value, dict):
         raise SessionReadError(f"{what} is not a JSON object", rule="format", source=str(path))
     return value
@@ -142,7 +146,7 @@ def _rewards(trial: Path, result: dict[str, JSON] | None, notes: list[Issue]) ->
         return None  # never graded, or the verifier failed: reward files were not taken
     as_json, as_text = trial / "verifier" / "reward.json", trial / "verifier" / "reward.txt"
     if as_json.is_file():
-        value = read_json(as_json, "reward.json")
+        value = read_json(as_json, "reward.json", notes)
         if isinstance(value, dict) and (found := _numbers(value, str(as_json), "rewards", notes)):
             return Rewards(found, str(as_json))
         return None
@@ -197,8 +201,8 @@ def _subagent_paths(doc: dict[str, JSON]) -> list[str]:
     return out
 
 
-def _document(path: Path) -> dict[str, JSON]:
-    doc = read_json(path, f"the ATIF document {path.name}")
+def _document(path: Path, notes: list[Issue]) -> dict[str, JSON]:
+    doc = read_json(path, f"the ATIF document {path.name}", notes)
     if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
         raise SessionReadError(
             f"{path.name} is not an ATIF document (no steps list)", rule="format", source=str(path)
@@ -209,8 +213,10 @@ def _document(path: Path) -> dict[str, JSON]:
 def read_records(folder: Path) -> Trial:
     """A trial folder's ``result.json`` and ``lock.json``, without its rewards and documents
     (what grouping needs); ``SessionReadError`` for one that does not read."""
-    result = _object(folder / "result.json", "result.json")
-    return Trial(folder, result, _object(folder / "lock.json", "lock.json"), None)
+    notes: list[Issue] = []
+    result = _object(folder / "result.json", "result.json", notes)
+    lock = _object(folder / "lock.json", "lock.json", notes)
+    return Trial(folder, result, lock, None, notes=notes)
 
 
 def read_trial(folder: Path) -> Trial:
@@ -223,7 +229,7 @@ def read_trial(folder: Path) -> Trial:
     seen: set[str] = set()
     while name and name not in seen and (agent / name).is_file():
         seen.add(name)
-        doc = _document(agent / name)
+        doc = _document(agent / name, trial.notes)
         trial.chain.append((name, doc))
         ref = doc.get("continued_trajectory_ref")
         name = ref if isinstance(ref, str) else None
@@ -232,5 +238,5 @@ def read_trial(folder: Path) -> Trial:
             sub = agent / ref
             if ref in trial.subagents or sub.parent != agent:
                 continue
-            trial.subagents[ref] = _document(sub) if sub.is_file() else None
+            trial.subagents[ref] = _document(sub, trial.notes) if sub.is_file() else None
     return trial
