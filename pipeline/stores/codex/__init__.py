@@ -100,7 +100,10 @@ class CodexReader(ConvertingReader[Rollout, tuple[Tree, dict[str, Duplicates]]])
         return read_rollout(path, {r.rollout for r in earlier})
 
     def join(self, read: list[Rollout], unit: Unit) -> list[tuple[Tree, dict[str, Duplicates]]]:
-        """The thread's trees: forks, rollbacks and subagent threads placed (``lineage``)."""
+        """The thread's trees: forks, rollbacks and subagent threads placed (``lineage``).  A
+        file that repeats an earlier one line for line (a copy) is left out, said in the
+        earlier one's ``duplicate_session`` row: read as a segment, it would say it all twice."""
+        read = _without_copies(read)
         dups = {r.rollout: duplicates(r) for r in read}
         return [(tree, dups) for tree in build_trees(read, dups)]
 
@@ -155,6 +158,25 @@ def _session(tree: Tree, dups: dict[str, Duplicates]) -> Session:
         d.issues += _undecodable(tree, d.entries)
         d.counts["codex/entries_undecodable"] = len(d.issues)
         return d.finish()
+
+
+def _said(r: Rollout) -> list[tuple[JSON, ...]]:
+    return [(x.ts, x.type, x.payload, x.metadata) for x in r.lines]
+
+
+def _without_copies(read: list[Rollout]) -> list[Rollout]:
+    kept: dict[tuple[str, int, str], list[Rollout]] = {}  # files compared only on this match
+    for r in read:
+        same = kept.setdefault((r.thread, len(r.lines), r.ts), [])
+        original = next((o for o in same if _said(o) == _said(r)), None)
+        if original is None:
+            same.append(r)
+            continue
+        original.issues.append(Issue(
+            "duplicate_session", None, f"{Path(r.path).name} repeats this file line for line "
+            "(a copy); the copy is not exported", original.path,
+        ))  # fmt: skip
+    return [r for r in read if any(r is o for o in kept[(r.thread, len(r.lines), r.ts)])]
 
 
 def _undecodable(tree: Tree, raws: list[dict[str, JSON]]) -> list[Issue]:
