@@ -23,7 +23,8 @@ def objects(
     """(1-based line number, object) of every line that decodes to an object, and an issue
     for each line that does not decode (``truncated`` for the last line, else ``bad_line``);
     ``name`` is the file name the issues give.  Blank lines are skipped; a value that is no
-    object is a ``bad_line`` issue; a byte order mark before the first line is dropped.  ``data``: a file's bytes, or its lines as ``input_lines``
+    object is a ``bad_line`` issue, as is an object whose ``type`` (every line store's record kind) is
+    no string; a byte order mark before the first line is dropped.  ``data``: a file's bytes, or its lines as ``input_lines``
     reads them (a large file is then never held whole)."""
     out: list[tuple[int, dict[str, JSON]]] = []
     issues: list[Issue] = []
@@ -50,7 +51,11 @@ def objects(
                 )
             )
             continue
-        if isinstance(value, dict):
+        if isinstance(value, dict) and not isinstance(value.get("type", ""), str):
+            issues.append(Issue("bad_line", i, f"{name}: line {i}'s type is "
+                                f"{json_kind(value['type'])}, not a string; the line was left "
+                                "out, the other lines were read"))  # fmt: skip
+        elif isinstance(value, dict):
             out.append((i, value))
         else:
             issues.append(Issue("bad_line", i, f"{name}: line {i} holds {json_kind(value)}, not an "

@@ -53,6 +53,8 @@ def count(notes: list[Issue], value: JSON, field: str, source: str, line: int | 
     if isinstance(value, str):
         with suppress(ValueError):
             value = int(value)
+            notes.append(Issue("bad_field", line, f"{field}: {_shown(str(value))} is text, "
+                               "not a number; read as its number", source))  # fmt: skip
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < INT64:

@@ -9,7 +9,7 @@ from typing import Any
 from trajset.schemas.session import Issue
 
 from ..base import input_lines
-from ..jsonl import objects
+from ..jsonl import json_kind, objects
 
 JSON = Any
 
@@ -25,7 +25,8 @@ class Record:
 
     @property
     def uuid(self) -> str:
-        return str(self.raw.get("uuid") or "")
+        got = self.raw.get("uuid")
+        return got if isinstance(got, str) else ""
 
     @property
     def kind(self) -> str:
@@ -44,9 +45,10 @@ def read_lines(path: Path, start: int) -> tuple[list[Record], list[Issue]]:
     seen: set[str] = set()
     for r in records:
         if r.kind in ("user", "assistant") and not r.uuid:
+            got = r.raw.get("uuid")
+            what = "without its uuid" if got is None else f"whose uuid is {json_kind(got)}"
             issues.append(Issue("bad_field", r.line, f"{path.name}: line {r.line}: a {r.kind} "
-                                "record without its uuid; kept in the header's claude:meta, in "
-                                "no step"))  # fmt: skip
+                                f"record {what}; kept in the header's claude:meta, in no step"))  # fmt: skip
         elif r.uuid and r.uuid in seen:
             issues.append(Issue("bad_field", r.line, f"{path.name}: line {r.line}: uuid "
                                 f"{r.uuid} again; the record is read as the earlier one's "

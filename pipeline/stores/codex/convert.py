@@ -21,6 +21,7 @@ from trajset.schemas.session import Issue
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ..draft import SessionDraft
+from ..jsonl import json_kind
 from .calls import Calls, Counted, State
 from .events import Duplicates, is_context, is_prompt
 from .items import call_item, output_item, reasoning_config, reasoning_item, text_message, usage
@@ -133,9 +134,11 @@ def _response_item(c: Converter, s: State, line: Line, dups: Duplicates) -> None
         c.output(s, line, p, **events)
     elif kind in CALLS:
         item, extra = call_item(p)
-        if not item.get("call_id"):  # a damaged line: the call is kept, under an id of its own
+        got = item.get("call_id")
+        if not got or not isinstance(got, str):  # damaged: the call kept, under an id of its own
             item = {**item, "call_id": f"trajset-missing-call-id-{line.key}"}
-            c.draft.issues.append(Issue("bad_field", line.n, f"{kind} without a call_id; given "
+            what = "without a call_id" if not got else f"whose call_id is {json_kind(got)}"
+            c.draft.issues.append(Issue("bad_field", line.n, f"{kind} {what}; given "
                                         f"{item['call_id']!r}, so no output answers it"))  # fmt: skip
         c.output(s, line, item, **extra)
         cid = str(item.get("call_id") or "")

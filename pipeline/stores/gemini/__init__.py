@@ -182,7 +182,7 @@ def _session(joined: Joined) -> SessionDraft:
         d.counts["gemini/legacy_json"] = 1
     if chat.twin:
         d.counts["gemini/migrated_json_read_from_jsonl"] = 1
-    d.issues = [*chat.issues, *d.issues]  # the file's, then the converter's
+    d.issues = [*chat.issues, *r.issues, *d.issues]  # the file's, its replay's, the converter's
     return d
 
 

@@ -84,6 +84,11 @@ class Converter:
         rec = m.record
         self.stamp(rec)
         kind = rec.get("type")
+        content = rec.get("content")
+        if content is not None and not isinstance(content, str | list):
+            self.draft.issues.append(Issue("bad_field", m.line, f"message {m.id!r}: content is "
+                                           f"{json_kind(content)}, read as its text"))  # fmt: skip
+            m.record = rec = {**rec, "content": json.dumps(content)}
         if m.copied or m.rolled_back:
             what = "copied" if m.copied else "rolled_back"
             self.counts[f"messages_{what}"] += 1
@@ -106,11 +111,6 @@ class Converter:
 
     def user(self, m: Message, parent: str) -> str:
         rec = m.record
-        content = rec.get("content")
-        if content is not None and not isinstance(content, str | list):
-            self.draft.issues.append(Issue("bad_field", None, f"message {m.id!r}: content is "
-                                           f"{json_kind(content)}, read as its text"))  # fmt: skip
-            rec = {**rec, "content": json.dumps(content)}
         item = {"type": "message", "role": "user", "content": user_parts(rec.get("content"))}
         extra: dict[str, JSON] = {}
         if is_context(rec):

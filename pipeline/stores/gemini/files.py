@@ -99,9 +99,15 @@ def project_dirs(path: Path) -> list[Path]:
 
 def chat_files(project: Path) -> list[Path]:
     """The chats of a project folder (main and subagent), and its moved-aside copies, sorted."""
-    chats = project / "chats" if (project / "chats").is_dir() else project
+    own = (project / "chats").is_dir()  # in a ``chats`` folder, every chat-named file is one
+    chats = project / "chats" if own else project
     found = [*chats.glob("*"), *chats.glob("*/*")]
-    return sorted(p for p in found if p.is_file() and (is_unreadable_copy(p) or looks_like_chat(p)))
+    return sorted(
+        p
+        for p in found
+        if p.is_file()
+        and (is_unreadable_copy(p) or (own and is_chat_name(p)) or looks_like_chat(p))
+    )
 
 
 @dataclass
@@ -124,6 +130,9 @@ def read_chat(path: Path) -> Chat:
     """The chat's records; ``SessionReadError`` for a legacy file that does not parse or a file
     with no metadata."""
     data = read_input(path)
+    if not data.strip():
+        raise SessionReadError("the chat file is empty; nothing of it can be read",
+                               rule="empty", source=str(path))  # fmt: skip
     if path.suffix == ".json":
         return _legacy(path, data)
     found, issues = objects(data, path.name)

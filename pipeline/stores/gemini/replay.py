@@ -20,6 +20,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from trajset.schemas.session import Issue
+
+from ..jsonl import json_kind
+
 JSON = Any
 #: the id of the environment-context message that heads every v0.44+ main history
 ENVIRONMENT_ID = "d04923d38bb0f6017037e74183378ef4"
@@ -131,6 +135,7 @@ class Replay:
     before: dict[str, str | None] = field(default_factory=dict)  # message id -> parent node
     tail: str | None = None
     meta: list[JSON] = field(default_factory=list)  # $set lines other than messages
+    issues: list[Issue] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
 
     def node(self, kind: str, key: str, line: int, **body: JSON) -> Node:
@@ -182,6 +187,10 @@ def replay(records: list[tuple[int, JSON]]) -> Replay:
         else:
             r.counts["records_unknown"] += 1
             r.node("unknown", f"unknown:{line}", line, record=rec)
+            if wrong := [k for k in ("id", "$set", "$rewindTo") if k in rec]:
+                r.issues.append(Issue("bad_line", line, f"{wrong[0]} is {json_kind(rec[wrong[0]])},"
+                                      " of no type Gemini CLI writes; the record is kept as it "
+                                      "is, not read"))  # fmt: skip
     return r
 
 

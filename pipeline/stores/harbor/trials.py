@@ -21,10 +21,14 @@ from ...errors import SessionReadError
 from ...jsonio import SURROGATE_MESSAGE, loads_checked
 from .. import numbers
 from ..base import read_input
+from ..jsonl import json_kind
 from ..regular import read_bytes
 
 JSON = Any
 MAIN = "trajectory.json"
+#: the result members a trial's reading takes, and their types (another is read as missing)
+TYPED: dict[str, type] = {"trial_name": str, "id": str, "started_at": str,
+                          "exception_info": dict, "verifier_result": dict}  # fmt: skip
 
 
 def obj(value: JSON) -> dict[str, JSON]:
@@ -215,6 +219,11 @@ def read_records(folder: Path) -> Trial:
     (what grouping needs); ``SessionReadError`` for one that does not read."""
     notes: list[Issue] = []
     result = _object(folder / "result.json", "result.json", notes)
+    for key, kind in TYPED.items():
+        if result is not None and result.get(key) is not None and not isinstance(result[key], kind):
+            notes.append(Issue("bad_field", None, f"result.json: {key} is "
+                               f"{json_kind(result[key])}, not {kind.__name__}; read as "
+                               "missing", str(folder / "result.json")))  # fmt: skip
     lock = _object(folder / "lock.json", "lock.json", notes)
     return Trial(folder, result, lock, None, notes=notes)
 

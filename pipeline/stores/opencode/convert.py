@@ -18,6 +18,7 @@ Each message's info is kept as ``opencode:info`` on its first entry.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -125,6 +126,15 @@ class Converter:
                             f"written as {ts_of(0)} (unknown)")  # fmt: skip
         return ts_of(self.ms)
 
+    def text(self, part: dict[str, JSON]) -> str:
+        """A text or reasoning part's text; one of another type is read as its JSON, noted."""
+        got = part.get("text")
+        if got is None or isinstance(got, str):
+            return got or ""
+        self.draft.issues.append(Issue("bad_field", None, f"part {part.get('id')}: text is "
+                                       f"{json_kind(got)}, read as its JSON text"))  # fmt: skip
+        return json.dumps(got)
+
     def put(self, entry_type: str, eid: str, parent: str | None, **body: JSON) -> str:
         """An entry at the message's time; the first after a message's info carries it."""
         if self.info is not None:
@@ -185,7 +195,7 @@ class Converter:
         for p in m.parts:
             kind = p.get("type")
             if kind == "text" and not p.get("ignored"):
-                text = {"type": "input_text", "text": str(p.get("text") or "")}
+                text = {"type": "input_text", "text": self.text(p)}
                 (hidden if p.get("synthetic") else typed).append(text)
             elif kind == "file":
                 typed.append(attachment(p))
@@ -207,7 +217,7 @@ class Converter:
 
     def compaction(self, st: State, m: Message) -> None:
         """The request (when there is one) and its summary as one compaction entry."""
-        text = "".join(str(p.get("text") or "") for p in m.parts if p.get("type") == "text")
+        text = "".join(self.text(p) for p in m.parts if p.get("type") == "text")
         finish = next((p for p in m.parts if p.get("type") == "step-finish"), None)
         body: dict[str, JSON] = {
             "first_kept": ROOT,
@@ -264,11 +274,11 @@ class Converter:
         kind, pid = str(p.get("type") or ""), str(p["id"])
         more = {f"opencode:{k}": p[k] for k in ("time", "metadata", "synthetic") if k in p}
         if kind == "text" and not p.get("ignored"):
-            item = text_message("assistant", str(p.get("text") or ""))
+            item = text_message("assistant", self.text(p))
             st.tail = self.put("item", pid, st.tail, item=item, response=rid, **more)
         elif kind == "reasoning":
             item = {"type": "reasoning",
-                    "summary": [{"type": "summary_text", "text": str(p.get("text") or "")}]}  # fmt: skip
+                    "summary": [{"type": "summary_text", "text": self.text(p)}]}  # fmt: skip
             st.tail = self.put("item", pid, st.tail, item=item, response=rid, **more)
         elif kind == "tool":
             self.tool(seg, st, p, rid)
