@@ -349,6 +349,7 @@ def _session(
     head = next((r.raw for r in records if r.raw.get("sessionId")), {})
     version = str(head["version"]) if head.get("version") else ""
     tree = build(records)
+    issues = [*issues, *tree.issues]
     first = next((r for r in records if r.ts), None)
     first_ts = first.ts if first else EPOCH
     d = SessionDraft(sid, str(path), "claude-code", "claude-code", version, ts=first_ts)

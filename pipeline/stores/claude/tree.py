@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from trajset.schemas.session import Issue
+
+from ..jsonl import json_kind
 from .lines import Record
 
 JSON = Any
@@ -58,6 +61,7 @@ class Tree:
     )  # id -> (first_kept, summary)
     forks: list[str] = field(default_factory=list)
     artifacts: Counter[str] = field(default_factory=Counter)
+    issues: list[Issue] = field(default_factory=list)  # links it could not keep
 
 
 def _compactions(
@@ -165,11 +169,15 @@ def _linearise(
         children = _children(chain, parent)
 
 
-def _acyclic(chain: dict[str, Record], parent: dict[str, str | None]) -> None:
+def _acyclic(chain: dict[str, Record], parent: dict[str, str | None], issues: list[Issue]) -> None:
     for u in chain:
         seen, cur = {u}, parent.get(u)
         while cur is not None:
             if cur in seen:
+                r = chain[u]
+                issues.append(Issue("broken_link", r.line, f"uuid {u}: its parentUuid "
+                                    f"{parent[u]} descends from it (a cycle); it starts a tree "
+                                    "of its own", r.file))  # fmt: skip
                 parent[u] = None
                 break
             seen.add(cur)
@@ -190,8 +198,13 @@ def build(records: list[Record]) -> Tree:
     for _, summary in compactions.values():
         if summary is not None:
             chain.pop(summary.uuid, None)
-    _acyclic(chain, parent)
     tree = Tree([], parent, compactions)
+    for r in chain.values():
+        if not isinstance(r.raw.get("parentUuid", ""), str | None):
+            tree.issues.append(Issue("broken_link", r.line, f"uuid {r.uuid}: parentUuid is "
+                                     f"{json_kind(r.raw['parentUuid'])}, not a uuid; it starts a "
+                                     "tree of its own", r.file))  # fmt: skip
+    _acyclic(chain, parent, tree.issues)
     children = _children(chain, parent)
     for p in sorted(chain, key=lambda u: chain[u].order):
         kids = children.get(p, [])

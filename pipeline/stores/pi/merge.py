@@ -105,9 +105,20 @@ def _merge(tree: Tree) -> Tree:
         if parent is not None and parent not in ids:
             e["pi:relinked_from"] = parent
             e["parentId"] = e["pi:prev"] if e["pi:prev"] in ids else None
-            tree.relinked += 1
+            tree.relinked += 1  # Pi drops label entries when it copies a branch: not damage
     tree.entries = _parents_first(sorted(rows, key=lambda r: r[:3]))
+    for e in tree.entries:
+        if late := e.pop("pi:late", None):
+            _broken(tree, e, f"its parent {late!r} is written after it; read as its child")
+        if e.pop("pi:cycle", None):
+            _broken(tree, e, f"its parent {e['pi:relinked_from']!r} descends from it (a cycle); "
+                    "it starts a tree of its own")  # fmt: skip
     return tree
+
+
+def _broken(tree: Tree, e: dict[str, JSON], why: str) -> None:
+    path, line = e["pi:at"]
+    tree.issues.append(Issue("broken_link", line, f"entry {e.get('id')!r}: {why}", path))
 
 
 def _parents_first(rows: list[tuple[str, int, int, dict[str, JSON]]]) -> list[dict[str, JSON]]:
@@ -122,12 +133,14 @@ def _parents_first(rows: list[tuple[str, int, int, dict[str, JSON]]]) -> list[di
             parent = x.get("parentId")
             if parent is not None and parent not in done:
                 waiting.setdefault(parent, []).append(x)
+                x["pi:late"] = parent
                 continue
             out.append(x)
             done.add(x["id"])
             todo[:0] = waiting.pop(x["id"], [])
     for stuck in waiting.values():  # a cycle of parents: read as roots, in order
         for x in stuck:
-            x["pi:relinked_from"], x["parentId"] = x.get("parentId"), None
+            x["pi:relinked_from"], x["parentId"], x["pi:cycle"] = x.get("parentId"), None, True
+            x.pop("pi:late")
             out.append(x)
     return out
