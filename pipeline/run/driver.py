@@ -50,7 +50,6 @@ from ..stores import (
     Unit,
     discover,
     fingerprint,
-    identities,
     skipped_paths,
     store_roots,
 )  # fmt: skip
@@ -63,6 +62,7 @@ from . import dedup
 from .batches import Batch, batch_key, batches
 from .context import RunContext
 from .parts import Assembly
+from .people import people_of
 from .results import BatchResult, InputLog, RunResult
 from .stats import Stats
 from .worker import BatchJob
@@ -205,9 +205,9 @@ def run_export(
     run = run or RunOptions()
     own = Stats()  # the driver's own work, of which no worker takes a share (``driver/*``)
     with own.timed("driver/discover"):
-        units = discover(stores, options.store_kind, options.reader_options)
+        found = discover(stores, options.store_kind, options.reader_options)
         check_options(options, run)
-        people = tuple(identities(units)) if "identity_v1" in options.builtin_rules() else ()
+        units, people, unnamed = people_of(found, options)
         roots = store_roots(stores)
     redactor = options.redactor(list(run.secrets), run.terms, people, roots)  # fail early
     check_outside(out, stores)
@@ -232,14 +232,14 @@ def run_export(
         )
         with small_pages(), make_executor(run) as executor, _closed(index, inputs):
             with fewer_collections():
-                result = run_units(ctx, units, run, RunResult(inputs), executor, assembly, progress)
+                start = RunResult(inputs, errors=unnamed)
+                result = run_units(ctx, units, run, start, executor, assembly, progress)
             result.stats.merge(own)
             index.remove()  # rebuilt by every run; no job reads it any more
             with result.stats.timed("driver/discover"):
-                result.skipped = skipped_paths(stores, units)
+                result.skipped = skipped_paths(stores, found)
             result.ledger.add("paths_skipped", len(result.skipped))
-            # the workers write the shards, unless the units ran in one batch or none (a
-            # small or resumed store: no worker was started, none is for the shards alone)
+            # the workers write the shards, unless one batch or none ran (no worker started)
             shard_executor = executor if result.batches_run > 1 else None
             facts = assemble_outputs(
                 target, result, assembly, shard_executor, progress, run.settings

@@ -295,20 +295,24 @@ class SessionIndex:
         return IndexFile.write(path, self.units.items())
 
 
-def identities(units: Iterable[Unit], environ: Mapping[str, str] | None = None) -> list[Identity]:
-    """Every unit's identities (``Reader.identities``), in unit order: what the run numbers
-    into pseudonyms before any unit is read.  Best effort, as the index is: a unit that
-    cannot say has none (its own fields are still examined by every other rule).  Then the
-    users whose homes those values or the units' paths name, and last the user running
-    the export (``HOME``, ``USER``): each is numbered wherever it stands as a word."""
+def identities(
+    units: Iterable[Unit],
+    environ: Mapping[str, str] | None = None,
+    failed: list[tuple[Unit, str]] | None = None,
+) -> list[Identity]:
+    """Every unit's identities (``Reader.identities``), in unit order, then the users whose
+    homes those values or the units' paths name, and last the user running the export
+    (``HOME``, ``USER``): what the run numbers into pseudonyms wherever it stands as a word,
+    before any unit is read.  A unit that cannot say is put in ``failed``, with why."""
     found: list[Identity] = []
     paths: list[str] = []
     for u in units:
         paths.append(u.label)
         try:
             found.extend(reader_for(u.kind).identities(u))
-        except Exception:  # a hostile file fails when its unit is read, as an error row
-            continue
+        except Exception as exc:  # whatever a reader raised: said per unit
+            if failed is not None:
+                failed.append((u, f"{type(exc).__name__}: {exc}"))
     environ = os.environ if environ is None else environ
     own = [environ.get("HOME", ""), f"/home/{environ.get('USER', '')}"]
     return [*found, *home_users([*(i.value for i in found), *paths, *own])]
