@@ -1,0 +1,162 @@
+"""A damaged value, line or file found by the held-out damaged stores (benchmarks/damaged.py)
+is one error row naming it, and the rest of the store exports (issue: nothing lost without
+a row)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from trajset.pipeline import ExportOptions, RunOptions, run_export
+from trajset.pipeline.stores import READERS
+
+from .fixture_stores import lay_out
+
+Edit = Callable[[Path], None]
+
+
+def _export(store: Path, out: Path) -> list[tuple[str, str]]:
+    run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    assert not [e for e in run.errors if e.kind == "internal"], run.errors
+    return [(e.kind, e.message) for e in run.errors]
+
+
+def _line(path: Path, n: int, change: Callable[[dict], dict]) -> None:
+    """Line ``n`` (1-based) of a JSON Lines file, changed."""
+    lines = path.read_text().split("\n")
+    lines[n - 1] = json.dumps(change(json.loads(lines[n - 1])))
+    path.write_text("\n".join(lines))
+
+
+def _set(key: str, value: object) -> Callable[[dict], dict]:
+    return lambda d: {**d, key: value}
+
+
+def _first(store: Path, pattern: str) -> Path:
+    return sorted(p for p in store.rglob(pattern) if p.is_file())[0]
+
+
+def _gemini_chat(store: Path) -> Path:
+    return _first(store, "session-*.jsonl")
+
+
+def _claude_cycle(store: Path) -> None:
+    f = _first(store, "*.jsonl")
+    recs = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
+    root = next(i for i, r in enumerate(recs) if r.get("uuid") and r.get("parentUuid") is None)
+    recs[root]["parentUuid"] = [r["uuid"] for r in recs if r.get("uuid")][-1]
+    f.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+
+
+def _codex_copy(store: Path) -> None:
+    f = _first(store, "rollout-*.jsonl")
+    shutil.copy(f, f.with_name(f.stem + "-copy.jsonl"))
+
+
+def _pi_late_parent(store: Path) -> None:
+    f = _first(store, "2026-01-03*.jsonl")  # two roots: the first made a child of the last
+    lines = f.read_text().split("\n")
+    last = json.loads([x for x in lines if x.strip()][-1])["id"]
+    _line(f, 2, _set("parentId", last))
+
+
+def _harbor_doc_surrogate(store: Path) -> None:
+    f = _first(store, "trajectory.json")
+    f.write_text(f.read_text().replace('"step_id"', '"x": "half \\ud83d", "step_id"', 1))
+
+
+def _asf_surrogate(store: Path) -> None:
+    f = _first(store, "*.jsonl")
+    lines = f.read_text().split("\n")
+    lines[1] = lines[1].replace('"id":', '"acme:note": "half \\ud83d", "id":', 1)
+    f.write_text("\n".join(lines))
+
+
+def _opencode_text(store: Path) -> None:
+    for part in sorted(store.rglob("prt_*.json")):
+        d = json.loads(part.read_text())
+        if d.get("type") == "text":
+            part.write_text(json.dumps({**d, "text": 12345}))
+            return
+
+
+def _harbor_started_at(store: Path) -> None:
+    f = _first(store, "result.json")
+    d = json.loads(f.read_text())
+    if "trial_name" not in d:  # the job's own result: take a trial's
+        f = sorted(p for p in store.rglob("result.json") if "trial_name" in p.read_text())[0]
+        d = json.loads(f.read_text())
+    f.write_text(json.dumps({**d, "started_at": 12345}))
+
+
+#: (kind, fixture index, damage, the row's kind, words its message holds)
+CASES: list[tuple[str, int, Edit, str, str]] = [
+    ("gemini-cli", 1, lambda s: _line(_gemini_chat(s), 1, _set("sessionId", "id \ud83d")), "bad_character", "U+FFFD"),
+    ("gemini-cli", 0, lambda s: _gemini_chat(s).write_bytes(b""), "empty", "empty"),
+    ("gemini-cli", 0, lambda s: _line(_gemini_chat(s), 2, lambda d: {"$set": "x"}), "bad_line", "$set is a string"),
+    ("gemini-cli", 0, lambda s: _line(_gemini_chat(s), 3, _set("content", 12345)), "bad_field", "content is a number"),
+    ("claude-code", 0, lambda s: _line(_first(s, "*.jsonl"), 9, _set("type", "x \ud83d")), "bad_character", "U+FFFD"),
+    ("claude-code", 0, _claude_cycle, "broken_link", "a cycle"),
+    ("claude-code", 0, lambda s: _line(_first(s, "*.jsonl"), 9, _set("parentUuid", 12345)), "broken_link", "parentUuid is a number"),
+    ("claude-code", 0, lambda s: _line(_first(s, "*.jsonl"), 9, _set("uuid", 12345)), "bad_field", "uuid is a number"),
+    ("claude-code", 0, lambda s: _line(_first(s, "*.jsonl"), 9, _set("type", 12345)), "bad_line", "type is a number"),
+    ("codex", 2, _codex_copy, "duplicate_session", "a copy"),
+    ("pi", 2, _pi_late_parent, "broken_link", "written after it"),
+    ("pi", 0, lambda s: _line(_first(s, "branching.jsonl"), 6, lambda d: {**d, "usage": {**d["usage"], "cacheRead": "7"}}), "bad_field", "is text, not a number"),
+    ("harbor", 0, _harbor_doc_surrogate, "bad_character", "U+FFFD"),
+    ("harbor", 0, _harbor_started_at, "bad_field", "started_at is a number"),
+    ("agentsession", 1, _asf_surrogate, "bad_character", "U+FFFD"),
+    ("opencode", 1, _opencode_text, "bad_field", "text is a number"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "fixture", "damage", "rule", "words"), CASES,
+                         ids=[f"{c[0]}-{c[3]}-{i}" for i, c in enumerate(CASES)])  # fmt: skip
+def test_the_damage_is_one_row_and_the_rest_exports(
+    kind: str, fixture: int, damage: Edit, rule: str, words: str, tmp_path: Path
+) -> None:
+    clean = run_export([lay_out(READERS[kind].fixtures[fixture], tmp_path / "a")],
+                       tmp_path / "o1", ExportOptions(), RunOptions(workers=1))  # fmt: skip
+    store = lay_out(READERS[kind].fixtures[fixture], tmp_path / "b")
+    damage(store)
+    rows = _export(store, tmp_path / "o2")
+    assert [m for k, m in rows if k == rule and words in m], rows
+    got = pq.read_table(tmp_path / "o2" / "data" / "trajectories").num_rows
+    assert got >= clean.counts["trajectories"] - 1  # at most the damaged session's one
+
+
+def test_a_record_type_with_half_an_emoji_is_written_to_the_manifest(tmp_path: Path) -> None:
+    """A name a reader counts (an unknown record type) stands in the manifest; one with a
+    lone surrogate once stopped the export there, after every session was written."""
+    store = lay_out(READERS["codex"].fixtures[0], tmp_path / "a")
+    _line(_first(store, "rollout-*.jsonl"), 3, _set("type", "new \ud83d"))
+    _export(store, tmp_path / "o")
+    text = (tmp_path / "o" / "manifest.json").read_text(encoding="utf-8")
+    assert "\\ud83d" in text and json.loads(text)
+
+
+def test_a_unit_whose_people_cannot_be_read_is_a_row_and_not_exported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pseudonyms are numbered before any unit is read: a unit whose identities fail cannot
+    have its people replaced, so it is left out with a row, not exported unredacted."""
+    store = lay_out(READERS["agentsession"].fixtures[1], tmp_path / "a")
+    reader = type(READERS["agentsession"])
+
+    def broken(self, unit):  # type: ignore[no-untyped-def]
+        if unit.files[0].endswith("basic.jsonl"):
+            raise RuntimeError("a reader bug")
+        return []
+
+    monkeypatch.setattr(reader, "identities", broken)
+    run = run_export([store], tmp_path / "o", ExportOptions(), RunOptions(workers=1))
+    [row] = [e for e in run.errors if "pseudonyms" in e.message]
+    assert row.source.endswith("basic.jsonl") and "RuntimeError: a reader bug" in row.message
+    basic = json.loads((store / "basic.jsonl").read_text().split("\n")[0])["id"]
+    ids = pq.read_table(tmp_path / "o" / "data" / "trajectories").column("session_id")
+    assert basic not in ids.to_pylist() and len(set(ids.to_pylist())) == 4
