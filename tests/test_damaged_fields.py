@@ -160,3 +160,29 @@ def test_a_unit_whose_people_cannot_be_read_is_a_row_and_not_exported(
     basic = json.loads((store / "basic.jsonl").read_text().split("\n")[0])["id"]
     ids = pq.read_table(tmp_path / "o" / "data" / "trajectories").column("session_id")
     assert basic not in ids.to_pylist() and len(set(ids.to_pylist())) == 4
+
+
+def _data(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes()
+            for d in ("atif", "data") for p in sorted((out / d).rglob("*")) if p.is_file()}  # fmt: skip
+
+
+@pytest.mark.parametrize("where", ["job", "trial"])
+def test_a_copied_harbor_job_or_trial_is_exported_once(where: str, tmp_path: Path) -> None:
+    """A job copied beside itself (its subagents' sessions too) or a trial copied in its job
+    was six branches of one task with their pairs twice; each copy is now a row."""
+    fixture = READERS["harbor"].fixtures[1]  # golden-terminus-2: trials with subagents
+    alone = lay_out(fixture, tmp_path / "a")
+    run_export([alone], tmp_path / "o1", ExportOptions(), RunOptions(workers=1))
+    store = lay_out(fixture, tmp_path / "b")
+    job = next(
+        p for p in store.rglob("*") if (p / "config.json").is_file() and p.name[:4] == "2025"
+    )
+    if where == "job":
+        shutil.copytree(job, job.with_name(job.name + "-copy"))
+    else:
+        trial = next(p for p in sorted(job.iterdir()) if (p / "agent").is_dir())
+        shutil.copytree(trial, trial.with_name(trial.name + "x"))
+    rows = _export(store, tmp_path / "o2")
+    assert rows and {k for k, _ in rows} == {"duplicate_session"}, rows
+    assert _data(tmp_path / "o2") == _data(tmp_path / "o1")

@@ -72,6 +72,7 @@ def _inputs(scope: UnitScope, unit: Unit) -> list[SessionInput]:
             loaded = [exc]
         inputs = []
         own: dict[str, Session] = {}
+        copies: dict[str, str] = {}  # session id -> where the session this copies was read
         for s in loaded:
             if isinstance(s, Session):
                 own.setdefault(s.id, s)
@@ -85,7 +86,10 @@ def _inputs(scope: UnitScope, unit: Unit) -> list[SessionInput]:
                 where = first.label if first is not None and first != unit else None
                 if own[s.id] is not s:
                     where = own[s.id].source or unit.label
+                if s.header.parent_session in copies:  # a copy's subsessions are copies too
+                    where = copies[s.header.parent_session]
                 if where is not None:
+                    copies[s.id] = where
                     s = SessionReadError(
                         f"session id {s.id!r} was already read from {where}; this copy "
                         "is not exported", rule="duplicate_session", source=s.source,

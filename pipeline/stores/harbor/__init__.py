@@ -18,9 +18,12 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from trajset.schemas.session import Issue
 
 from ...errors import SessionReadError
 from ..base import Fixture, Loaded, Reads, Unit, UnitOptions, file_fingerprint
@@ -37,7 +40,7 @@ from .tree import (
     tree_draft,
     tree_start,
 )
-from .trials import Trial, is_trial, read_json, read_trial
+from .trials import Trial, is_trial, read_json, read_records, read_trial
 from .units import Group, groups
 
 JSON = Any
@@ -144,12 +147,16 @@ class HarborReader(ConvertingReader[Trial, Tree | Sub]):
         counts: Counter[str] = Counter()
         counts["harbor/trials_unreadable"] = len(self.files(unit)) - len(read)
         trials: dict[tuple[str, str, str, str], list[Trial]] = defaultdict(list)
-        seen: set[str] = set()
+        seen: dict[str, Trial] = {}
         for t in read:
             if t.id in seen:
                 counts["harbor/trials_duplicate"] += 1
+                seen[t.id].notes.append(Issue(
+                    "duplicate_session", None, f"trial {t.path.name} has this trial's id "
+                    f"({t.id}); the copy is not exported", str(t.path),
+                ))  # fmt: skip
                 continue
-            seen.add(t.id)
+            seen[t.id] = t
             counts["harbor/trials"] += 1
             if not t.chain:
                 counts["harbor/trials_without_trajectory"] += 1
@@ -176,7 +183,19 @@ class HarborReader(ConvertingReader[Trial, Tree | Sub]):
         return d
 
     def session_ids(self, unit: Unit) -> list[str]:
-        return []  # subagent sessions are in their tree's unit; no other unit links here
+        """The unit's tree ids (its job's id and each group's key), so that a copy of a job
+        is found as the same sessions; subagent sessions are in their tree's unit, and no
+        other unit links to them."""
+        if unit.key == SINGLE:
+            return []
+        job = Path(unit.name).parent
+        record = _job_record(job / "result.json", [])
+        job_id = str((record or {}).get("id") or job.name)
+        keys = set()
+        for folder in self.files(unit):
+            with suppress(SessionReadError):
+                keys.add(group_key(read_records(Path(folder))))
+        return [session_id(job_id, *k) for k in sorted(keys)]
 
 
 def _job_record(path: Path, out: Loaded) -> dict[str, JSON] | None:
