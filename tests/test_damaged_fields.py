@@ -94,6 +94,32 @@ def _harbor_started_at(store: Path) -> None:
     f.write_text(json.dumps({**d, "started_at": 12345}))
 
 
+def _einox_message(change: Callable[[dict], None]) -> Edit:
+    def damage(store: Path) -> None:
+        for f in sorted(store.rglob("session.json")):  # the first with a call
+            d = json.loads(f.read_text())
+            calls = [m for m in d.get("messages") or [] if m.get("tool_calls")]
+            if calls:
+                change(calls[0])
+                f.write_text(json.dumps(d))
+                return
+
+    return damage
+
+
+def _opencode_copy(store: Path) -> None:
+    f = _first(store, "msg_*.json")
+    shutil.copy(f, f.with_name(f.stem + "-copy.json"))
+
+
+def _opencode_tokens(store: Path) -> None:
+    for part in sorted(store.rglob("prt_*.json")):
+        d = json.loads(part.read_text())
+        if isinstance(d.get("tokens"), dict):
+            part.write_text(json.dumps({**d, "tokens": 12345}))
+            return
+
+
 #: (kind, fixture index, damage, the row's kind, words its message holds)
 CASES: list[tuple[str, int, Edit, str, str]] = [
     ("gemini-cli", 1, lambda s: _line(_gemini_chat(s), 1, _set("sessionId", "id \ud83d")), "bad_character", "U+FFFD"),
@@ -112,6 +138,10 @@ CASES: list[tuple[str, int, Edit, str, str]] = [
     ("harbor", 0, _harbor_started_at, "bad_field", "started_at is a number"),
     ("agentsession", 1, _asf_surrogate, "bad_character", "U+FFFD"),
     ("opencode", 1, _opencode_text, "bad_field", "text is a number"),
+    ("opencode", 1, _opencode_copy, "duplicate_record", "the copy is left out"),
+    ("opencode", 1, _opencode_tokens, "out_of_range", "tokens: 12345 is not an object"),
+    ("einox", 0, _einox_message(lambda m: m.update(content=12345)), "bad_field", "content is a number"),
+    ("einox", 0, _einox_message(lambda m: m["tool_calls"][0]["function"].update(arguments={"a": 1})), "bad_field", "arguments is an object"),
 ]  # fmt: skip
 
 

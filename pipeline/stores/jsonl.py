@@ -77,9 +77,13 @@ def _lines(data: bytes) -> Iterator[bytes]:
 def json_kind(value: JSON) -> str:
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
-    return {int: "a number", float: "a number", str: "a string", list: "an array"}.get(
-        type(value), type(value).__name__
-    )
+    return {
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
 
 
 def _why(exc: Exception) -> str:

@@ -188,6 +188,7 @@ def _link(r: Record, unverified: JSON) -> dict[str, JSON] | None:
 
 def _draft(r: Record, owner: str) -> SessionDraft:
     d = SessionDraft(r.sid, str(r.path), "einox", "einox")
+    d.issues += r.issues
     if r.parent_sid:
         d.members["parent_session"] = r.parent_sid
     d.members["einox:owner"] = owner

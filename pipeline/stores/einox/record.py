@@ -9,14 +9,16 @@ raises ``SessionReadError`` naming the file, the line and the rule.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trajset.schemas.session import Issue
 from trajset.schemas.timestamps import parse_rfc3339
 
 from ...errors import SessionReadError
 from ..base import read_input
+from ..jsonl import json_kind
 
 JSON = Any
 
@@ -39,6 +41,7 @@ class Record:
     raw: dict[str, JSON]
     events: list[Event]
     messages: list[dict[str, JSON]]
+    issues: list[Issue] = field(default_factory=list)  # values of the wrong type, read as text
 
     @property
     def sid(self) -> str:
@@ -107,6 +110,28 @@ def _messages(path: Path, value: JSON) -> list[dict[str, JSON]]:
     return value
 
 
+def _texts(messages: list[dict[str, JSON]]) -> list[Issue]:
+    """Each message ``content`` and call ``arguments`` that is no string (the format's only
+    type for them) made its JSON text, in place: one issue each."""
+    issues = []
+    for i, m in enumerate(messages):
+        fields = [(m, "content", f"messages[{i}].content")]
+        calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+        for j, c in enumerate(calls):
+            fn = c.get("function") if isinstance(c, dict) else None
+            if isinstance(fn, dict):
+                fields.append(
+                    (fn, "arguments", f"messages[{i}].tool_calls[{j}].function.arguments")
+                )
+        for holder, key, where in fields:
+            got = holder.get(key)
+            if got is not None and not isinstance(got, str):
+                holder[key] = json.dumps(got)
+                issues.append(Issue("bad_field", None, f"{where} is {json_kind(got)}, not a "
+                                    "string; read as its JSON text"))  # fmt: skip
+    return issues
+
+
 def read_record(path: Path) -> Record:
     """Read and check one ``session.json``."""
     data = read_input(path)
@@ -134,4 +159,5 @@ def read_record(path: Path) -> Record:
         raise _fail(path, "nested too deeply") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("sid"), str) or not raw["sid"]:
         raise _fail(path, "not a session record (no sid)")
-    return Record(path, raw, _events(path, raw.get("events")), _messages(path, raw.get("messages")))
+    messages = _messages(path, raw.get("messages"))
+    return Record(path, raw, _events(path, raw.get("events")), messages, _texts(messages))

@@ -135,10 +135,15 @@ def read_session(sid: str, layout: Layout) -> StoredSession:
     s.info = {**(info or {}), "id": sid}
     for mid, path in layout.messages.items():
         data = _load(path, f"message {mid}", s.issues)
+        if _copy(data, path, layout.messages, s.issues):
+            continue
+        files = layout.parts.get(mid, [])
+        stems = {f.stem: f for f in files}
         parts = [
             record(p, f.stem)
-            for f in layout.parts.get(mid, [])
+            for f in files
             if (p := _load(f, f"part {f.stem}", s.issues)) is not None
+            and not _copy(p, f, stems, s.issues)
         ]
         if data is None:
             s.orphans.extend(parts)
@@ -150,6 +155,17 @@ def read_session(sid: str, layout: Layout) -> StoredSession:
         todos = _load(layout.todo, "todo file", s.issues, (list, dict))
         s.todos = todos if isinstance(todos, list) else [todos] if todos is not None else []
     return s
+
+
+def _copy(data: JSON, path: Path, named: dict[str, Path], issues: list[Issue]) -> bool:
+    """Whether ``path`` holds a record whose own id names another file beside it (a copy
+    under another name, which would say it twice): a ``duplicate_record`` issue."""
+    own = data.get("id") if isinstance(data, dict) else None
+    if not isinstance(own, str) or own == path.stem or own not in named:
+        return False
+    issues.append(Issue("duplicate_record", None, f"{path.name} holds record {own}, which "
+                        f"{named[own].name} holds; the copy is left out", str(path)))  # fmt: skip
+    return True
 
 
 def folders(names: list[Path]) -> list[tuple[str, JSON]]:

@@ -36,6 +36,9 @@ def usage(notes: list[Issue], tokens: JSON, where: str) -> dict[str, JSON] | Non
     of range, noted in ``notes``): input excludes the cache there, so prompt tokens are input + cache read + cache
     write; cached = cache read."""
     if not isinstance(tokens, dict):
+        if tokens is not None:
+            numbers.note(notes, tokens, f"{where}: tokens", "", None, "an object of counts",
+                         "its usage is unknown")  # fmt: skip
         return None
     flat = {k: v for k, v in tokens.items() if k != "cache"}
     flat |= {f"cache.{k}": v for k, v in obj(tokens.get("cache")).items()}
