@@ -297,3 +297,33 @@ def test_an_unplanned_error_in_one_session_loses_that_session_only(
     assert docs == {p.name for p in (tmp_path / "whole" / "atif").glob("*.json")} - {
         f"{victim}.json"
     }
+
+
+def test_an_error_in_every_session_runs_the_unit_a_bounded_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unit ran once more per session an unplanned error stopped: a bug that hits every
+    session made a unit of n sessions run n times.  After ``MAX_RERUNS`` it fails whole."""
+    from trajset.pipeline.run import worker
+
+    from .test_store_harbor import TERMINUS  # one unit of 4 sessions
+
+    runs = Counter[str]()
+    run_unit = worker._run
+
+    def counted(scope: Any, unit: Any, parts: Any) -> Any:
+        runs["runs"] += 1
+        return run_unit(scope, unit, parts)
+
+    def boom(session: Any, *args: Any, **kw: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(worker, "MAX_RERUNS", 2)
+    monkeypatch.setattr(worker, "_run", counted)
+    monkeypatch.setattr(stages, "trajectories", boom)
+    run = run_export([TERMINUS], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert runs["runs"] == 3  # not 5
+    assert [e.kind for e in run.errors] == ["internal"] * 3
+    assert [e for e in run.errors if "the rest of the unit is not exported" in e.message]
+    c = run.counts
+    assert c["sessions_read"] == c["sessions_exported"] + c["sessions_failed"]

@@ -25,6 +25,9 @@ from .parts import redact_errors, write_parts
 from .results import BatchResult, UnitResult
 from .write import Rows, TableRows, no_rows
 
+#: runs of a unit without a session an unplanned error stopped; then the unit fails whole
+MAX_RERUNS = 4
+
 
 def process_unit(
     ctx: RunContext, rt: Runtime, unit: Unit, parts: BatchParts
@@ -36,7 +39,8 @@ def process_unit(
     An error nobody planned for loses the session it happened in: what the unit wrote is
     removed and the unit runs again without that session, which becomes an ``internal``
     error row.  One that happens before any session was read (or in a session already
-    left out) loses the unit: one ``internal`` row, no rows."""
+    left out, or after ``MAX_RERUNS`` runs: a unit is never run once per session) loses the
+    unit: one ``internal`` row, no rows."""
     skip: dict[str, ErrorRow] = {}  # session id -> its error row
     while True:
         result = UnitResult(unit)
@@ -48,8 +52,8 @@ def process_unit(
             if disk_full(exc):
                 raise  # the run stops: no session is to blame
             _discard(ctx, result, parts)
-            if scope.current is None or scope.current[0] in skip:
-                result, held = _unit_failed(unit, exc), no_rows()
+            if scope.current is None or scope.current[0] in skip or len(skip) >= MAX_RERUNS:
+                result, held = _unit_failed(unit, exc, len(skip)), no_rows()
                 break
             sid, source = scope.current
             skip[sid] = ErrorRow(source or unit.label, sid, None, "internal", _unplanned(exc))
@@ -88,10 +92,13 @@ def _unplanned(exc: Exception) -> str:
     return f"{type(exc).__name__}: {first} (not expected; please report it with the input)"
 
 
-def _unit_failed(unit: Unit, exc: Exception) -> UnitResult:
+def _unit_failed(unit: Unit, exc: Exception, reruns: int = 0) -> UnitResult:
     facts = fingerprint(unit)
     failed = UnitResult(unit, fingerprint=facts[0], bytes_read=facts[1])
-    failed.errors.append(ErrorRow(unit.label, "", None, "internal", _unplanned(exc)))
+    why = _unplanned(exc)
+    if reruns >= MAX_RERUNS:
+        why += f"; {reruns + 1} of its sessions failed so, and the rest of the unit is not exported"
+    failed.errors.append(ErrorRow(unit.label, "", None, "internal", why))
     failed.ledger.session_failed(read=True)
     return failed
 
