@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.builder import SessionBuilder
 from trajset.pipeline import ExportOptions, RunOptions, run_export
@@ -58,3 +62,30 @@ def test_link_cycles_end_instead_of_recursing(tmp_path: Path) -> None:
     ]
     assert refs == [{"session_id": "a", "trajectory_path": "a.json", "extra": refs[0]["extra"]}]
     assert "subagent_trajectories" not in _doc(tmp_path / "out", "self")
+
+
+def test_a_linked_subsession_is_converted_once_per_parent_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each parent trajectory that links a subsession embeds its main document: it was
+    converted again for every one of them (here 5 continuations after the link)."""
+    from trajset.pipeline.atif import document
+
+    parent = _linking("parent", "child")
+    done = parent.leaf
+    for i in range(5):
+        parent.branch(done).respond(text=f"finished, take {i}")
+    child = SessionBuilder("child", hashes=False)
+    child.user("sub task")
+    child.respond(text="sub result")
+    converted = Counter[str]()
+    main = document.main_trajectory
+
+    def counted(session: Any, *args: Any) -> Any:
+        converted[session.id] += 1
+        return main(session, *args)
+
+    monkeypatch.setattr(document, "main_trajectory", counted)
+    store = _store(tmp_path, parent, child)
+    run = run_export([store], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert run.counts["trajectories"] == 6 and converted == {"child": 1}  # 5 parents, 1 child

@@ -71,6 +71,11 @@ class AtifOptions:
     subsessions: Mapping[str, Session] = field(default_factory=dict)
     preferences: Sequence[Policy] = ()
     embedding: frozenset[str] = frozenset()  # sessions being embedded up the chain
+    #: (session id, embedding) -> its main document: converted once per parent session, not
+    #: once per parent trajectory (shared, as raw items are: ``media.spill_media`` copies)
+    embedded: dict[tuple[str, frozenset[str]], JSON] = field(
+        default_factory=dict, compare=False, hash=False
+    )
 
 
 def _ordered(d: dict[str, JSON], order: Sequence[str]) -> dict[str, JSON]:
@@ -210,11 +215,17 @@ def main_document(session_id: str, options: AtifOptions) -> dict[str, JSON] | No
     child = options.subsessions.get(session_id)
     if child is None or session_id in options.embedding:
         return None
-    traj = main_trajectory(child, options.preferences)
-    if traj is None:
-        return None
-    doc = to_atif(traj, replace(options, notes="", embedding=options.embedding | {session_id}))
-    return doc if doc["steps"] else None  # a trajectory without steps is not a valid document
+    key = (session_id, options.embedding)
+    if key not in options.embedded:
+        traj = main_trajectory(child, options.preferences)
+        doc = None
+        if traj is not None:
+            doc = to_atif(
+                traj, replace(options, notes="", embedding=options.embedding | {session_id})
+            )
+        # a trajectory without steps is not a valid document
+        options.embedded[key] = doc if doc is not None and doc["steps"] else None
+    return options.embedded[key]
 
 
 def session_documents(session: Session, options: AtifOptions) -> list[dict[str, JSON] | Exception]:

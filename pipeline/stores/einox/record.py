@@ -116,8 +116,8 @@ def _texts(messages: list[dict[str, JSON]]) -> list[Issue]:
     issues = []
     for i, m in enumerate(messages):
         fields = [(m, "content", f"messages[{i}].content")]
-        calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
-        for j, c in enumerate(calls):
+        calls = m.get("tool_calls")
+        for j, c in enumerate(calls if isinstance(calls, list) else []):
             fn = c.get("function") if isinstance(c, dict) else None
             if isinstance(fn, dict):
                 fields.append(
