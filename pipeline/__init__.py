@@ -17,10 +17,11 @@ from trajset.schemas.records import Trajectory
 from trajset.schemas.session import Entry, Session
 
 from .atif import AtifOptions, items, items_from, session_documents, to_atif
+from .inspect import read_store
 from .options import ExportOptions, Mode, RunOptions, RunSettings
 from .run.chain import export_session
 from .run.driver import run_export
-from .stores import discover, read_session, read_store, sample_store
+from .stores import discover, read_session, sample_store
 from .tree import build_context, canonical_request, request_hash, trajectories
 
 __all__ = [

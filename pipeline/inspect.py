@@ -1,4 +1,5 @@
-"""What ``trajset inspect`` and ``trajset verify`` report about a store.
+"""What ``trajset inspect`` and ``trajset verify`` report about a store, and ``read_store``,
+its sessions read in the calling process.
 
 ``inspect_store`` describes each session (entries, roots, forks with their
 children, leaves, compactions, truncation, problems); ``verify_store``
@@ -8,6 +9,7 @@ rebuilds every recorded request hash and checks the record rules (spec
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,29 @@ from .tree.context import build_context, verify_response
 from .tree.lifecycle import verify_records
 
 JSON = Any
+
+
+def read_store(
+    store: Path, kind: str = "auto", errors: list[UnitFailed] | None = None
+) -> list[Session]:
+    """Every session of a store that reads, in the calling process (for notebooks and tests).
+    Each one that does not is put in ``errors``; without that list, a warning says how many
+    (``trajset inspect`` names them)."""
+    out: list[Session] = []
+    failed: list[UnitFailed] = []
+    for unit in discover([store], kind):
+        try:
+            loaded = load_unit(unit)
+        except UnitFailed as exc:
+            loaded = [exc]
+        out.extend(s for s in loaded if isinstance(s, Session))
+        failed.extend(s for s in loaded if not isinstance(s, Session))
+    if errors is not None:
+        errors.extend(failed)
+    elif failed:
+        warnings.warn(f"{len(failed)} session(s) of {store} did not read, the first: "
+                      f"{failed[0]}; `trajset inspect {store}` lists them", stacklevel=2)  # fmt: skip
+    return out
 
 
 def session_report(session: Session) -> dict[str, JSON]:

@@ -216,3 +216,16 @@ def test_a_copied_harbor_job_or_trial_is_exported_once(where: str, tmp_path: Pat
     rows = _export(store, tmp_path / "o2")
     assert rows and {k for k, _ in rows} == {"duplicate_session"}, rows
     assert _data(tmp_path / "o2") == _data(tmp_path / "o1")
+
+
+def test_read_store_says_what_did_not_read(tmp_path: Path) -> None:
+    """The notebook reader dropped the sessions that did not read without a word."""
+    from trajset.pipeline import read_store
+
+    store = lay_out(READERS["agentsession"].fixtures[1], tmp_path / "a")
+    (store / "runs.jsonl").write_text('{"type": "session"}\n')
+    with pytest.warns(UserWarning, match="1 session"):
+        assert len(read_store(store)) == 4
+    errors: list[Exception] = []
+    assert len(read_store(store, errors=errors)) == 4
+    assert len(errors) == 1 and "runs.jsonl" in str(getattr(errors[0], "source", ""))

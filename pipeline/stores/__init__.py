@@ -256,18 +256,6 @@ def fingerprint(unit: Unit, read: Reads | None = None) -> tuple[str, int]:
     return reader_for(unit.kind).fingerprint(unit, read)
 
 
-def read_store(store: Path, kind: str = "auto") -> list[Session]:
-    """Every session of a store that reads, in the calling process (for notebooks and tests;
-    ``trajset inspect`` reports the ones that do not)."""
-    out: list[Session] = []
-    for unit in discover([store], kind):
-        try:
-            out.extend(s for s in load_unit(unit) if isinstance(s, Session))
-        except UnitFailed:
-            continue
-    return out
-
-
 @dataclass(frozen=True)
 class SessionIndex:
     """Session id -> the unit that holds it, for every unit of a run (headers only)."""
@@ -390,7 +378,6 @@ __all__ = [
     "read_input",
     "read_session",
     "read_session_text",
-    "read_store",
     "reader_for",
     "reader_options",
     "recording_reads",
