@@ -241,3 +241,27 @@ def test_a_shard_of_many_row_groups_gives_the_same_rows(exported: Path, tmp_path
     assert pq.ParquetFile(next((groups / "data" / "sft").glob("*.parquet"))).num_row_groups > 1
     split, _ = _tokenized(groups, "chatml", tmp_path / "split")
     assert _rows(split, "tokenized") == _rows(whole, "tokenized")
+
+
+@pytest.mark.parametrize(("raised", "counted"), [
+    ("template", "tokenized_rows_dropped_unrenderable"),
+    ("ours", "tokenized_rows_dropped_internal"),
+])  # fmt: skip
+def test_a_fault_of_ours_is_not_counted_as_the_templates(raised: str, counted: str) -> None:
+    """Any error while rendering was counted as a row the chat template refused."""
+    from collections import Counter
+
+    import jinja2
+
+    from trajset.pipeline.tokenize.rows import tokenized_rows
+
+    class Refusing:
+        def render(self, messages: Any, tools: Any) -> Any:
+            if raised == "template":
+                raise jinja2.exceptions.TemplateError("Conversation roles must alternate")
+            raise KeyError("role")
+
+    counts: Counter[str] = Counter()
+    rows = [{"messages": [{"role": "user", "content": "hi"}], "tools": None}]
+    assert list(tokenized_rows(Refusing(), rows, Limits(), counts)) == []  # type: ignore[arg-type]
+    assert counts == {counted: 1}

@@ -200,7 +200,9 @@ def _tokenized_section(manifest: JSON) -> list[str]:
         f"* --max-tokens: {limit}; truncated {c.get('tokenized_rows_truncated', 0)}, dropped "
         f"over-long {c.get('tokenized_rows_dropped_overlong', 0)}, without a trainable token "
         f"{c.get('tokenized_rows_dropped_untrainable', 0)}, not renderable "
-        f"{c.get('tokenized_rows_dropped_unaligned', 0) + c.get('tokenized_rows_dropped_unrenderable', 0)}",
+        f"{c.get('tokenized_rows_dropped_unaligned', 0) + c.get('tokenized_rows_dropped_unrenderable', 0)}"
+        + (f"; dropped by a fault of trajset's {internal} (please report it)"
+           if (internal := c.get("tokenized_rows_dropped_internal", 0)) else ""),
         "",
     ]  # fmt: skip
 

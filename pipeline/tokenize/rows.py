@@ -26,13 +26,22 @@ def _tools(row: Row) -> Any:
     return json.loads(row["tools"]) if row.get("tools") else None
 
 
+def refused(exc: Exception) -> str:
+    """The count a row that raised ``exc`` is dropped under: ``unrenderable`` for what a chat
+    template raises by its author's choice (jinja2's errors, ``raise_exception``, a
+    ``TypeError`` or ``ValueError`` on content it does not take), ``internal`` for anything
+    else (a fault of trajset's, counted apart so that it is not taken for the template's)."""
+    chosen = type(exc).__module__.startswith("jinja2") or isinstance(exc, TypeError | ValueError)
+    return "unrenderable" if chosen else "internal"
+
+
 def _render(renderer: Renderer, row: Row, counts: Counter[str]) -> Rendered | None:
     try:
         return renderer.render(row["messages"] or [], _tools(row))
     except Unaligned:
         counts["tokenized_rows_dropped_unaligned"] += 1
-    except Exception:  # a template raises what its author chose (jinja2, ValueError, ...)
-        counts["tokenized_rows_dropped_unrenderable"] += 1
+    except Exception as exc:
+        counts[f"tokenized_rows_dropped_{refused(exc)}"] += 1
     return None
 
 
@@ -99,8 +108,8 @@ def pair_rows(renderer: Renderer, rows: Sequence[Row], counts: Counter[str]) -> 
         for row in rows[start : start + BATCH_ROWS]:
             try:
                 texts.append((row, *_pair_texts(renderer, row)))
-            except Exception:  # as in ``_render``
-                counts["pair_tokens_dropped_unrenderable"] += 1
+            except Exception as exc:  # as in ``_render``
+                counts[f"pair_tokens_dropped_{refused(exc)}"] += 1
         lengths = renderer.lengths([t for _, head, rest in texts for t in (head, *rest)])
         for k, (row, _, _) in enumerate(texts):
             head, prompt, chosen, rejected = lengths[4 * k : 4 * k + 4]
