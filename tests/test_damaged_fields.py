@@ -120,6 +120,24 @@ def _opencode_tokens(store: Path) -> None:
             return
 
 
+def _codex_output(store: Path) -> None:
+    for f in sorted(store.rglob("rollout-*.jsonl")):
+        for n, line in enumerate(f.read_text().split("\n"), 1):
+            if '"function_call_output"' in line:
+                _line(f, n, lambda d: {**d, "payload": {**d["payload"], "call_id": 7}})
+                return
+
+
+def _gemini_model(change: Callable[[dict], dict]) -> Edit:
+    def damage(store: Path) -> None:
+        f = _gemini_chat(store)
+        n = next(i for i, x in enumerate(f.read_text().split("\n"), 1) if '"type": "gemini"' in x
+                 or '"type":"gemini"' in x)  # fmt: skip
+        _line(f, n, change)
+
+    return damage
+
+
 #: (kind, fixture index, damage, the row's kind, words its message holds)
 CASES: list[tuple[str, int, Edit, str, str]] = [
     ("gemini-cli", 1, lambda s: _line(_gemini_chat(s), 1, _set("sessionId", "id \ud83d")), "bad_character", "U+FFFD"),
@@ -138,6 +156,12 @@ CASES: list[tuple[str, int, Edit, str, str]] = [
     ("harbor", 0, _harbor_started_at, "bad_field", "started_at is a number"),
     ("agentsession", 1, _asf_surrogate, "bad_character", "U+FFFD"),
     ("opencode", 1, _opencode_text, "bad_field", "text is a number"),
+    ("codex", 2, _codex_output, "bad_field", "whose call_id is a number"),
+    ("gemini-cli", 0, _gemini_model(_set("thoughts", 12345)), "bad_field", "thoughts is a number"),
+    ("gemini-cli", 0, _gemini_model(_set("content", [{"text": 5}])), "bad_field", "content[0].text is a number"),
+    ("claude-code", 0, lambda s: _line(_first(s, "*.jsonl"), 9, lambda d: {**d, "message": {**d["message"], "content": [7]}}), "bad_field", "content block 0 is a number"),
+    ("pi", 0, lambda s: _line(_first(s, "branching.jsonl"), 6, _set("timestamp", "yesterday")), "bad_field", "is no RFC 3339 time"),
+    ("pi", 0, lambda s: _line(_first(s, "branching.jsonl"), 1, _set("cwd", 12345)), "bad_field", "cwd is a number"),
     ("opencode", 1, _opencode_copy, "duplicate_record", "the copy is left out"),
     ("opencode", 1, _opencode_tokens, "out_of_range", "tokens: 12345 is not an object"),
     ("einox", 0, _einox_message(lambda m: m.update(content=12345)), "bad_field", "content is a number"),

@@ -55,6 +55,11 @@ def read_lines(path: Path, start: int) -> tuple[list[Record], list[Issue]]:
                                 "repeat"))  # fmt: skip
         seen.add(r.uuid)
         m = r.raw.get("message")
+        content = m.get("content") if isinstance(m, dict) else None
+        for i, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict):
+                issues.append(Issue("bad_field", r.line, f"{path.name}: line {r.line}: content "
+                                    f"block {i} is {json_kind(block)}, not an object; left out"))  # fmt: skip
         if m is not None and not isinstance(m, dict):  # the record is kept: its tree holds
             issues.append(Issue("bad_field", r.line, f"{path.name}: line {r.line}: message is "
                                 f"a {type(m).__name__}, not an object; read as empty"))  # fmt: skip

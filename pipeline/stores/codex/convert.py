@@ -148,6 +148,9 @@ def _response_item(c: Converter, s: State, line: Line, dups: Duplicates) -> None
         c.counts["tool_calls"] += 1
     elif kind in OUTPUTS:
         c.close_call(s)
+        if not isinstance(p.get("call_id"), str):
+            c.draft.issues.append(Issue("bad_field", line.n, f"{kind} whose call_id is "
+                                        f"{json_kind(p.get('call_id'))}: it answers no call"))  # fmt: skip
         item, extra = output_item(p, dups.ends.get(line.key, []))
         c.put(s, line.key, "item", item=item, **extra)
         s.pending = tuple(x for x in s.pending if x != item["call_id"])

@@ -46,6 +46,10 @@ JSON = Any
 ROOT = "config"
 
 
+#: members of a message record of one type: one of another is left out, with a row
+TYPED: dict[str, type] = {"thoughts": list, "toolCalls": list, "tokens": dict}
+
+
 class Converter:
     """The entries of one replayed chat; ``tail`` maps a node to its last entry."""
 
@@ -84,7 +88,18 @@ class Converter:
         rec = m.record
         self.stamp(rec)
         kind = rec.get("type")
+        for key, typed in TYPED.items():
+            if rec.get(key) is not None and not isinstance(rec[key], typed):
+                self.draft.issues.append(Issue("bad_field", m.line, f"message {m.id!r}: {key} "
+                                               f"is {json_kind(rec[key])}, not "
+                                               f"{json_kind(typed())}; left out"))  # fmt: skip
+                m.record = rec = {k: v for k, v in rec.items() if k != key}
         content = rec.get("content")
+        for i, part in enumerate(content if isinstance(content, list) else []):
+            if isinstance(part, dict) and not isinstance(part.get("text", ""), str):
+                self.draft.issues.append(Issue("bad_field", m.line, f"message {m.id!r}: "
+                                               f"content[{i}].text is {json_kind(part['text'])}, "
+                                               "not a string; left out"))  # fmt: skip
         if content is not None and not isinstance(content, str | list):
             self.draft.issues.append(Issue("bad_field", m.line, f"message {m.id!r}: content is "
                                            f"{json_kind(content)}, read as its text"))  # fmt: skip

@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from trajset.redactors.identities import Identity, identities_of
+from trajset.schemas.session import Issue
 from trajset.schemas.timestamps import RFC3339_RE
 
 from ..base import Fixture, Location, Unit, UnitOptions
 from ..draft import EPOCH, SessionDraft
+from ..jsonl import json_kind
 from ..template import ConvertingReader
 from .convert import ROOT, Converter
 from .files import PiFile, is_session, project_dirs, read_pi
@@ -99,12 +101,20 @@ def _session(tree: Tree, stems: set[str]) -> SessionDraft:
     d.add("config", ROOT, None, ts, **root)
     for e in tree.entries:
         if not RFC3339_RE.match(str(e.get("timestamp") or "")):
+            if e.get("timestamp") is not None:  # a missing one is the format's choice
+                path, line = e["pi:at"]
+                d.issues.append(Issue("bad_field", line, f"entry {e.get('id')!r}: timestamp "
+                                      f"{str(e['timestamp'])[:40]!r} is no RFC 3339 time; the "
+                                      "time before it is used", path))  # fmt: skip
             e = {**e, "timestamp": d.last["ts"]}
         c.entry(e)
     d.created_at = created if RFC3339_RE.match(created) else ts
     if isinstance(h.get("cwd"), str):
         d.members["cwd"] = h["cwd"]
         d.meet("workdir", h["cwd"])
+    elif h.get("cwd") is not None:
+        d.issues.append(Issue("bad_field", 1, f"the header's cwd is {json_kind(h['cwd'])}, not "
+                              "a folder; left out", tree.root.path))  # fmt: skip
     d.members["pi:version"] = tree.root.version
     d.members |= {f"pi:{k}": h[k] for k in ("provider", "modelId", "thinkingLevel") if k in h}
     src = h.get("parentSession") or h.get("branchedFrom")
