@@ -253,3 +253,19 @@ def test_read_store_says_what_did_not_read(tmp_path: Path) -> None:
     errors: list[Exception] = []
     assert len(read_store(store, errors=errors)) == 4
     assert len(errors) == 1 and "runs.jsonl" in str(getattr(errors[0], "source", ""))
+
+
+def test_a_pi_parent_cycle_is_broken_once(tmp_path: Path) -> None:
+    """A cycle of parentIds (the root made the child of a later entry) shattered the session
+    into one-entry trees: 12 trajectories and 22 pairs.  Now the cycle is broken at its
+    earliest entry, one row, and the session exports as it did."""
+    fixture = READERS["pi"].fixtures[2]
+    clean = run_export([lay_out(fixture, tmp_path / "a")], tmp_path / "o1", ExportOptions(),
+                       RunOptions(workers=1))  # fmt: skip
+    store = lay_out(fixture, tmp_path / "b")
+    f = _first(store, "2026-03-02T09-12*.jsonl")
+    _line(f, 2, _set("parentId", json.loads(f.read_text().split("\n")[6])["id"]))
+    rows = _export(store, tmp_path / "o2")
+    assert [k for k, m in rows if "a cycle" in m] == ["broken_link"], rows
+    run = pq.read_table(tmp_path / "o2" / "data" / "trajectories").num_rows
+    assert run == clean.counts["trajectories"]

@@ -106,10 +106,13 @@ def _merge(tree: Tree) -> Tree:
             e["pi:relinked_from"] = parent
             e["parentId"] = e["pi:prev"] if e["pi:prev"] in ids else None
             tree.relinked += 1  # Pi drops label entries when it copies a branch: not damage
-    tree.entries = _parents_first(sorted(rows, key=lambda r: r[:3]))
+    ordered = sorted(rows, key=lambda r: r[:3])
+    tree.entries = _parents_first(ordered)
+    at = {e["id"]: i for i, (*_, e) in enumerate(ordered)}
     for e in tree.entries:
-        if late := e.pop("pi:late", None):
-            _broken(tree, e, f"its parent {late!r} is written after it; read as its child")
+        if e.get("parentId") is not None and at[e["parentId"]] > at[e["id"]]:
+            _broken(tree, e, f"its parent {e['parentId']!r} is written after it; read as its "
+                    "child")  # fmt: skip
         if e.pop("pi:cycle", None):
             _broken(tree, e, f"its parent {e['pi:relinked_from']!r} descends from it (a cycle); "
                     "it starts a tree of its own")  # fmt: skip
@@ -122,25 +125,49 @@ def _broken(tree: Tree, e: dict[str, JSON], why: str) -> None:
 
 
 def _parents_first(rows: list[tuple[str, int, int, dict[str, JSON]]]) -> list[dict[str, JSON]]:
-    """The entries in the given order, except that an entry waits for its parent."""
+    """The entries in the given order, except that an entry waits for its parent.  A cycle of
+    parents is broken once, at its earliest entry, which starts a tree (``pi:cycle``); the
+    rest of the cycle follows it as written (it was shattered into one-entry trees)."""
     out: list[dict[str, JSON]] = []
     done: set[str] = set()
     waiting: dict[str, list[dict[str, JSON]]] = {}
-    for *_, e in rows:
+
+    def place(e: dict[str, JSON]) -> None:
         todo = [e]
         while todo:
             x = todo.pop(0)
             parent = x.get("parentId")
             if parent is not None and parent not in done:
                 waiting.setdefault(parent, []).append(x)
-                x["pi:late"] = parent
                 continue
             out.append(x)
             done.add(x["id"])
             todo[:0] = waiting.pop(x["id"], [])
-    for stuck in waiting.values():  # a cycle of parents: read as roots, in order
-        for x in stuck:
-            x["pi:relinked_from"], x["parentId"], x["pi:cycle"] = x.get("parentId"), None, True
-            x.pop("pi:late")
-            out.append(x)
+
+    for *_, e in rows:
+        place(e)
+    order = {e["id"]: i for i, (*_, e) in enumerate(rows)}
+    for x in _cycle_starts({e["id"]: e for ys in waiting.values() for e in ys}, order):
+        waiting[x["parentId"]] = [y for y in waiting[x["parentId"]] if y is not x]
+        x["pi:relinked_from"], x["parentId"], x["pi:cycle"] = x["parentId"], None, True
+        place(x)
     return out
+
+
+def _cycle_starts(
+    stuck: dict[str, dict[str, JSON]], order: dict[str, int]
+) -> list[dict[str, JSON]]:
+    """The earliest entry of each cycle among ``stuck`` (entries whose parent never came, each
+    with one parent: a walk from each finds at most one cycle), in order; linear."""
+    state: dict[str, int] = {}  # 1: on the current walk, 2: walked
+    starts = []
+    for sid in stuck:
+        path, cur = [], sid
+        while cur in stuck and cur not in state:
+            state[cur] = 1
+            path.append(cur)
+            cur = stuck[cur]["parentId"]
+        if state.get(cur) == 1:
+            starts.append(min(path[path.index(cur) :], key=order.__getitem__))
+        state.update(dict.fromkeys(path, 2))
+    return [stuck[i] for i in sorted(starts, key=order.__getitem__)]
