@@ -138,6 +138,23 @@ def _gemini_model(change: Callable[[dict], dict]) -> Edit:
     return damage
 
 
+def _opencode_db_time(store: Path) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(_first(store, "opencode.db"))
+    con.execute(
+        "UPDATE message SET time_created = 'noon' WHERE rowid = (SELECT min(rowid) FROM message)"
+    )
+    con.commit()
+    con.close()
+
+
+def _harbor_lock_digest(store: Path) -> None:
+    f = sorted(p for p in store.rglob("lock.json") if "task" in json.loads(p.read_text()))[0]
+    d = json.loads(f.read_text())
+    f.write_text(json.dumps({**d, "task": {**d["task"], "digest": 12345}}))
+
+
 #: (kind, fixture index, damage, the row's kind, words its message holds)
 CASES: list[tuple[str, int, Edit, str, str]] = [
     ("gemini-cli", 1, lambda s: _line(_gemini_chat(s), 1, _set("sessionId", "id \ud83d")), "bad_character", "U+FFFD"),
@@ -162,6 +179,8 @@ CASES: list[tuple[str, int, Edit, str, str]] = [
     ("claude-code", 0, lambda s: _line(_first(s, "*.jsonl"), 9, lambda d: {**d, "message": {**d["message"], "content": [7]}}), "bad_field", "content block 0 is a number"),
     ("pi", 0, lambda s: _line(_first(s, "branching.jsonl"), 6, _set("timestamp", "yesterday")), "bad_field", "is no RFC 3339 time"),
     ("pi", 0, lambda s: _line(_first(s, "branching.jsonl"), 1, _set("cwd", 12345)), "bad_field", "cwd is a number"),
+    ("opencode", 0, _opencode_db_time, "bad_field", "time_created is a string"),
+    ("harbor", 0, _harbor_lock_digest, "bad_field", "task.digest is a number"),
     ("opencode", 1, _opencode_copy, "duplicate_record", "the copy is left out"),
     ("opencode", 1, _opencode_tokens, "out_of_range", "tokens: 12345 is not an object"),
     ("einox", 0, _einox_message(lambda m: m.update(content=12345)), "bad_field", "content is a number"),

@@ -225,6 +225,16 @@ def read_records(folder: Path) -> Trial:
                                f"{json_kind(result[key])}, not {kind.__name__}; read as "
                                "missing", str(folder / "result.json")))  # fmt: skip
     lock = _object(folder / "lock.json", "lock.json", notes)
+    for part, key in (
+        ("task", "name"),
+        ("task", "digest"),
+        ("agent", "name"),
+        ("agent", "model_name"),
+    ):
+        got = obj(obj(lock).get(part)).get(key)
+        if got is not None and not isinstance(got, str):
+            notes.append(Issue("bad_field", None, f"lock.json: {part}.{key} is {json_kind(got)}, "
+                               "not a string; read as its text", str(folder / "lock.json")))  # fmt: skip
     return Trial(folder, result, lock, None, notes=notes)
 
 

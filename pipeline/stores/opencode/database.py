@@ -22,6 +22,7 @@ from trajset.schemas.session import Issue
 
 from ...errors import SessionReadError
 from ..base import note_read
+from ..jsonl import json_kind
 from ..regular import open_input
 from ..snapshot import read_snapshot
 from .records import Group, Message, Overview, StoredSession, as_ms, decoded, ordered, record
@@ -181,6 +182,10 @@ def read_group(path: Path, unit: Group) -> tuple[Row, list[StoredSession]]:
             s.issues.append(_repeated("message", r["id"], path))
             continue
         data = decoded(r["data"], f"message {r['id']}", str(path), s.issues)
+        if not isinstance(r["time_created"], int):
+            s.issues.append(Issue("bad_field", None, f"message {r['id']}: time_created is "
+                                  f"{json_kind(r['time_created'])}, not a time in ms; read as "
+                                  "unknown", str(path)))  # fmt: skip
         if data is not None:
             m = Message(str(r["id"]), as_ms(r["time_created"]), record(data, str(r["id"])))
             messages[m.id] = m
