@@ -179,6 +179,8 @@ CASES: list[tuple[str, int, Edit, str, str]] = [
     ("claude-code", 0, lambda s: _line(_first(s, "*.jsonl"), 9, lambda d: {**d, "message": {**d["message"], "content": [7]}}), "bad_field", "content block 0 is a number"),
     ("pi", 0, lambda s: _line(_first(s, "branching.jsonl"), 6, _set("timestamp", "yesterday")), "bad_field", "is no RFC 3339 time"),
     ("pi", 0, lambda s: _line(_first(s, "branching.jsonl"), 1, _set("cwd", 12345)), "bad_field", "cwd is a number"),
+    ("claude-code", 0, lambda s: _line(_first(s, "*.jsonl"), 9, _set("timestamp", 12345)), "bad_field", "'12345' is no RFC 3339 time"),
+    ("codex", 2, lambda s: _line(_first(s, "rollout-*.jsonl"), 5, _set("timestamp", "noon")), "bad_field", "'noon' is no RFC 3339 time"),
     ("opencode", 0, _opencode_db_time, "bad_field", "time_created is a string"),
     ("harbor", 0, _harbor_lock_digest, "bad_field", "task.digest is a number"),
     ("opencode", 1, _opencode_copy, "duplicate_record", "the copy is left out"),

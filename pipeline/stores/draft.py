@@ -72,15 +72,27 @@ class SessionDraft:
         #: (kind, value) of each identity met while converting, in order
         self.met: list[tuple[str, str]] = []
         self.ts = ts
+        self._bad_times: set[str] = set()
 
     # ------------------------------------------------------------------ entries
 
     def stamp(self, ts: JSON) -> str:
         """The time entries take from now on: ``ts`` when it is an RFC 3339 time, else the
         last one stamped."""
-        if isinstance(ts, str) and RFC3339_RE.match(ts):
+        if self.is_time(ts):
             self.ts = ts
         return self.ts
+
+    def is_time(self, ts: JSON) -> bool:
+        """Whether ``ts`` is an RFC 3339 time; a value that is none (not a missing one) is an
+        issue, once per value."""
+        if isinstance(ts, str) and RFC3339_RE.match(ts):
+            return True
+        if ts not in (None, "") and repr(ts) not in self._bad_times:
+            self._bad_times.add(repr(ts))
+            self.issues.append(Issue("bad_field", None, f"time {str(ts)[:40]!r} is no RFC 3339 "
+                                     "time; the time before it is used"))  # fmt: skip
+        return False
 
     def add(
         self, entry_type: str, eid: str, parent: str | None, ts: JSON = None, /, **body: JSON

@@ -302,7 +302,7 @@ def convert_session(export: Export, info: JSON, children: list[str]) -> SessionD
     d.members["suga:session"] = info
     if meta:
         d.members["suga:meta"] = {k: v for k, v in meta.items() if k != "requests"}
-    d.issues = _gaps(sid, entries)
+    d.issues += _gaps(sid, entries)
     return d
 
 

@@ -374,7 +374,7 @@ def _session(
         d.meet("workdir", r.raw.get("cwd"))
         d.meet("branch", r.raw.get("gitBranch"))
     d.counts.update(emitter.counts)
-    d.issues = list(issues)
+    d.issues = [*issues, *d.issues]  # the files', then the converter's
     return d
 
 

@@ -18,7 +18,6 @@ from dataclasses import replace
 from typing import Any
 
 from trajset.schemas.session import Issue
-from trajset.schemas.timestamps import RFC3339_RE
 
 from ..draft import SessionDraft
 from ..jsonl import json_kind
@@ -54,7 +53,7 @@ class Converter(Calls):
 
     def line(self, s: State, line: Line, dups: Duplicates, is_root: bool) -> None:
         """The entries of one line (none for an event that repeats an item)."""
-        if isinstance(line.ts, str) and RFC3339_RE.match(line.ts):
+        if self.draft.is_time(line.ts):
             s.ts = line.ts
         if line.key in dups.repeated:
             self.counts["events_merged_into_items"] += 1
