@@ -149,6 +149,15 @@ def _opencode_db_time(store: Path) -> None:
     con.close()
 
 
+def _opencode_part_session(store: Path) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(_first(store, "opencode.db"))
+    con.execute("UPDATE part SET session_id = 7 WHERE rowid = (SELECT min(rowid) FROM part)")
+    con.commit()
+    con.close()
+
+
 def _harbor_lock_digest(store: Path) -> None:
     f = sorted(p for p in store.rglob("lock.json") if "task" in json.loads(p.read_text()))[0]
     d = json.loads(f.read_text())
@@ -182,6 +191,7 @@ CASES: list[tuple[str, int, Edit, str, str]] = [
     ("claude-code", 0, lambda s: _line(_first(s, "*.jsonl"), 9, _set("timestamp", 12345)), "bad_field", "'12345' is no RFC 3339 time"),
     ("codex", 2, lambda s: _line(_first(s, "rollout-*.jsonl"), 5, _set("timestamp", "noon")), "bad_field", "'noon' is no RFC 3339 time"),
     ("opencode", 0, _opencode_db_time, "bad_field", "time_created is a string"),
+    ("opencode", 0, _opencode_part_session, "bad_field", "is not its message's session"),
     ("harbor", 0, _harbor_lock_digest, "bad_field", "task.digest is a number"),
     ("opencode", 1, _opencode_copy, "duplicate_record", "the copy is left out"),
     ("opencode", 1, _opencode_tokens, "out_of_range", "tokens: 12345 is not an object"),

@@ -134,8 +134,10 @@ def _snapshot(path: Path, unit: Group) -> dict[str, list[Row]]:
                              "ORDER BY time_created, id", ids),
             "message": _rows(db, "SELECT id, session_id, time_created, data FROM message "
                              f"WHERE session_id {mine} ORDER BY session_id, id", ids),
+            # a part by its session or by its message's (a part whose session id is damaged)
             "part": _rows(db, "SELECT id, message_id, session_id, data FROM part "
-                          f"WHERE session_id {mine} ORDER BY message_id, id", ids),
+                          f"WHERE session_id {mine} OR message_id IN (SELECT id FROM message "
+                          f"WHERE session_id {mine}) ORDER BY message_id, id", ids * 2),
             "todo": [],
         }  # fmt: skip
         if "todo" in tables:
@@ -174,6 +176,7 @@ def read_group(path: Path, unit: Group) -> tuple[Row, list[StoredSession]]:
     sessions = {r["id"]: _session(path, r) for r in rows["session"]}
     messages: dict[str, Message] = {}
     seen_parts: set[str] = set()
+    holder: dict[str, StoredSession] = {}  # message id -> its session
     for r in rows["message"]:
         s = sessions.get(r["session_id"])
         if s is None:
@@ -189,11 +192,17 @@ def read_group(path: Path, unit: Group) -> tuple[Row, list[StoredSession]]:
         if data is not None:
             m = Message(str(r["id"]), as_ms(r["time_created"]), record(data, str(r["id"])))
             messages[m.id] = m
+            holder[m.id] = s
             s.messages.append(m)
     for r in rows["part"]:
-        s = sessions.get(r["session_id"])
+        named, by_message = sessions.get(r["session_id"]), holder.get(r["message_id"])
+        s = by_message or named
         if s is None:
-            continue
+            continue  # its message did not decode: that message's row says so
+        if named is not s:  # selected by its message: read with it, said
+            s.issues.append(Issue("bad_field", None, f"part {r['id']}: session_id "
+                                  f"{r['session_id']!r} is not its message's session; read with "
+                                  "its message", str(path)))  # fmt: skip
         if str(r["id"]) in seen_parts:
             s.issues.append(_repeated("part", r["id"], path))
             continue
