@@ -300,3 +300,44 @@ def test_a_pi_parent_cycle_is_broken_once(tmp_path: Path) -> None:
     assert [k for k, m in rows if "a cycle" in m] == ["broken_link"], rows
     run = pq.read_table(tmp_path / "o2" / "data" / "trajectories").num_rows
     assert run == clean.counts["trajectories"]
+
+
+def _paths(value: object, at: tuple = ()) -> list[tuple]:  # type: ignore[type-arg]
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else []
+    )
+    out = []
+    for k, v in items:  # every member below the free-form ones (arguments, extra, metrics)
+        if k not in ("arguments", "extra", "metrics"):
+            out += [(*at, k), *_paths(v, (*at, k))]
+    return out
+
+
+@pytest.mark.slow
+def test_any_member_of_a_harbor_step_of_another_type_costs_that_member(tmp_path: Path) -> None:
+    """A step member of another type (a ``tool_calls`` of 5) was an ``internal`` error that
+    lost every trial of the task; every member path of a step, set to each other type, now
+    costs at most its own value: no internal row, and every trial of the task exported."""
+    fixture = READERS["harbor"].fixtures[0]
+    doc_path = "word-freq__J8kd2Lm/agent/trajectory.json"
+    step = json.loads((lay_out(fixture, tmp_path / "x") / doc_path).read_text())["steps"][1]
+    broken = []
+    for n, path in enumerate(_paths(step)):
+        for value in (5, "x", [5], {"a": 5}):
+            store = lay_out(fixture, tmp_path / f"s{n}-{type(value).__name__}")
+            doc = json.loads((store / doc_path).read_text())
+            holder = doc["steps"][1]
+            for k in path[:-1]:
+                holder = holder[k]
+            holder[path[-1]] = value
+            (store / doc_path).write_text(json.dumps(doc))
+            run = run_export(
+                [store], store.with_suffix(".out"), ExportOptions(), RunOptions(workers=1)
+            )
+            if any(e.kind == "internal" for e in run.errors) or run.counts["trajectories"] < 3:
+                broken.append((path, value, [e.message[:80] for e in run.errors]))
+    assert broken == []

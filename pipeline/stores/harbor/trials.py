@@ -23,6 +23,7 @@ from .. import numbers
 from ..base import read_input
 from ..jsonl import json_kind
 from ..regular import read_bytes
+from .shapes import checked
 
 JSON = Any
 MAIN = "trajectory.json"
@@ -211,7 +212,7 @@ def _document(path: Path, notes: list[Issue]) -> dict[str, JSON]:
         raise SessionReadError(
             f"{path.name} is not an ATIF document (no steps list)", rule="format", source=str(path)
         )
-    return doc
+    return checked(doc, path, notes)
 
 
 def read_records(folder: Path) -> Trial:
