@@ -164,6 +164,29 @@ def _harbor_lock_digest(store: Path) -> None:
     f.write_text(json.dumps({**d, "task": {**d["task"], "digest": 12345}}))
 
 
+def _einox_event_ts(store: Path) -> None:
+    f = _first(store, "session.json")
+    d = json.loads(f.read_text())
+    d["events"][0]["ts"] = "noon"
+    f.write_text(json.dumps(d))
+
+
+def _opencode_legacy_time(store: Path) -> None:
+    f = _first(store, "msg_*.json")
+    f.write_text(json.dumps({**json.loads(f.read_text()), "time": 12345}))
+
+
+def _pi_text(store: Path) -> None:
+    f = _first(store, "branching.jsonl")
+    for n, line in enumerate(f.read_text().split("\n"), 1):
+        d = json.loads(line) if line.strip() else {}
+        content = (d.get("message") or {}).get("content")
+        if isinstance(content, list) and content and "text" in content[0]:
+            content[0]["text"] = 12345
+            _line(f, n, lambda _, d=d: d)
+            return
+
+
 #: (kind, fixture index, damage, the row's kind, words its message holds)
 CASES: list[tuple[str, int, Edit, str, str]] = [
     ("gemini-cli", 1, lambda s: _line(_gemini_chat(s), 1, _set("sessionId", "id \ud83d")), "bad_character", "U+FFFD"),
@@ -190,6 +213,9 @@ CASES: list[tuple[str, int, Edit, str, str]] = [
     ("pi", 0, lambda s: _line(_first(s, "branching.jsonl"), 1, _set("cwd", 12345)), "bad_field", "cwd is a number"),
     ("claude-code", 0, lambda s: _line(_first(s, "*.jsonl"), 9, _set("timestamp", 12345)), "bad_field", "'12345' is no RFC 3339 time"),
     ("codex", 2, lambda s: _line(_first(s, "rollout-*.jsonl"), 5, _set("timestamp", "noon")), "bad_field", "'noon' is no RFC 3339 time"),
+    ("einox", 0, _einox_event_ts, "bad_field", "events[0].ts is a string"),
+    ("opencode", 1, _opencode_legacy_time, "bad_field", "time.created is null"),
+    ("pi", 0, _pi_text, "bad_field", "content[0].text is a number"),
     ("opencode", 0, _opencode_db_time, "bad_field", "time_created is a string"),
     ("opencode", 0, _opencode_part_session, "bad_field", "is not its message's session"),
     ("harbor", 0, _harbor_lock_digest, "bad_field", "task.digest is a number"),

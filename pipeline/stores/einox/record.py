@@ -79,7 +79,7 @@ def _fail(path: Path, message: str, line: int | None = None) -> SessionReadError
     return SessionReadError(message, rule="bad_record", source=str(path), line=line)
 
 
-def _events(path: Path, value: JSON) -> list[Event]:
+def _events(path: Path, value: JSON, issues: list[Issue]) -> list[Event]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -91,6 +91,9 @@ def _events(path: Path, value: JSON) -> list[Event]:
         ):
             raise _fail(path, f"events[{i}] is not an event object with an integer id and a name")
         ts = e.get("ts")
+        if ts is not None and (not isinstance(ts, int) or isinstance(ts, bool) or ts <= 0):
+            issues.append(Issue("bad_field", None, f"events[{i}].ts is {json_kind(ts)}, not a "
+                                "time in ms; read as unknown"))  # fmt: skip
         out.append(
             Event(
                 e["id"], e["event"], e.get("data"), ts if isinstance(ts, int) and ts > 0 else None
@@ -159,5 +162,7 @@ def read_record(path: Path) -> Record:
         raise _fail(path, "nested too deeply") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("sid"), str) or not raw["sid"]:
         raise _fail(path, "not a session record (no sid)")
+    issues: list[Issue] = []
+    events = _events(path, raw.get("events"), issues)
     messages = _messages(path, raw.get("messages"))
-    return Record(path, raw, _events(path, raw.get("events")), messages, _texts(messages))
+    return Record(path, raw, events, messages, [*issues, *_texts(messages)])

@@ -18,6 +18,7 @@ from trajset.schemas.session import Issue
 
 from ...errors import SessionReadError
 from ..base import read_input
+from ..jsonl import json_kind
 from .records import Group, Message, Overview, StoredSession, as_ms, decoded, obj, ordered, record
 
 JSON = Any
@@ -148,8 +149,12 @@ def read_session(sid: str, layout: Layout) -> StoredSession:
         if data is None:
             s.orphans.extend(parts)
             continue
-        time = obj(data.get("time"))
-        s.messages.append(Message(mid, as_ms(time.get("created")), record(data, mid), parts))
+        created = obj(data.get("time")).get("created")
+        if not isinstance(created, int) or isinstance(created, bool):
+            s.issues.append(Issue("bad_field", None, f"message {mid}: time.created is "
+                                  f"{json_kind(created)}, not a time in ms; read as unknown",
+                                  str(path)))  # fmt: skip
+        s.messages.append(Message(mid, as_ms(created), record(data, mid), parts))
     s.messages = ordered(s.messages)
     if layout.todo is not None:
         todos = _load(layout.todo, "todo file", s.issues, (list, dict))

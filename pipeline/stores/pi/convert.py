@@ -105,11 +105,15 @@ class Converter:
     def message(self, e: JSON, parent: str, ts: str, extra: JSON) -> str:
         m = e.get("message") if isinstance(e.get("message"), dict) else {}
         content = m.get("content")
-        if content is not None and not isinstance(content, str | list):
-            at = e.get("pi:at")
-            line = at[1] if isinstance(at, list | tuple) and len(at) == 2 else None
-            self.draft.issues.append(Issue("bad_field", line, f"message {e.get('id')!r}: content "
-                                           f"is {json_kind(content)}, read as its text"))  # fmt: skip
+        at = e.get("pi:at")
+        line = at[1] if isinstance(at, list | tuple) and len(at) == 2 else None
+        wrong = [("content", content)] if not isinstance(content, str | list | None) else []
+        wrong += [(f"content[{i}].{k}", b[k]) for i, b in enumerate(content if isinstance(content, list) else [])
+                  for k in ("text", "thinking") if isinstance(b, dict) and not isinstance(b.get(k) or "", str)]  # fmt: skip
+        for where, value in wrong:
+            self.draft.issues.append(Issue("bad_field", line, f"message {e.get('id')!r}: {where} "
+                                           f"is {json_kind(value)}, read as its text"))  # fmt: skip
+        if wrong and wrong[0][0] == "content":
             m = {**m, "content": json.dumps(content)}
         role = m.get("role")
         extra = {**extra, **({"pi:timestamp_ms": m["timestamp"]} if "timestamp" in m else {})}
