@@ -56,6 +56,35 @@ def test_detection_of_projects_root_project_and_file() -> None:
     assert len(worktrees.files) == 7  # the session and its six agent files
 
 
+def test_a_qwen_code_session_is_not_read_as_claude_code(tmp_path: Path) -> None:
+    """Qwen Code writes the same uuid/parentUuid/sessionId records, with Gemini's ``parts``
+    in its messages (specs/qwen-code.md §6): read as Claude Code, a session gave trajectories
+    of empty messages.  Until its reader lands, it is a row and no trajectory."""
+    base = {
+        "sessionId": "0b1c",
+        "timestamp": "2026-06-01T10:00:00.000Z",
+        "cwd": "/w",
+        "version": "0.20.1",
+    }
+    records = [
+        {"uuid": "u1", "parentUuid": None, **base, "type": "system", "subtype": "slash_command",
+         "systemPayload": {"phase": "invocation", "rawCommand": "/about"}},
+        {"uuid": "u2", "parentUuid": "u1", **base, "type": "user",
+         "message": {"role": "user", "parts": [{"text": "hi"}]}},
+        {"uuid": "u3", "parentUuid": "u2", **base, "type": "assistant", "model": "qwen3-coder",
+         "message": {"role": "model", "parts": [{"text": "hello"}]}},
+    ]  # fmt: skip
+    f = tmp_path / "0b1c0000-0000-4000-8000-000000000000.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert detect_kind(f) != "claude-code"
+    run = run_export([f], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert run.counts["trajectories"] == 0 and [e.kind for e in run.errors] == ["bad_header"]
+    (tmp_path / "c.jsonl").write_text(
+        json.dumps({**records[1], "message": {"role": "user", "content": "hi"}}) + "\n"
+    )
+    assert detect_kind(tmp_path / "c.jsonl") == "claude-code"  # Claude Code's own shape
+
+
 def test_detection_survives_a_first_line_with_the_wrong_types(tmp_path: Path) -> None:
     """Found by the fuzz runner: a ``type`` that is an object crashed detection of the store."""
     (tmp_path / "projects" / "p").mkdir(parents=True)

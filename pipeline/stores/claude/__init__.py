@@ -25,69 +25,14 @@ from trajset.schemas.session import Issue
 from ...errors import SessionReadError
 from ..base import Fixture, Location, Unit, UnitOptions, read_input
 from ..draft import EPOCH, SessionDraft
-from ..jsonl import BOM
 from ..regular import open_input
 from ..template import ConvertingReader
 from .convert import tree_entries
+from .files import agents_in, looks_like_claude, sessions_in
 from .lines import Record, read_lines
 from .tree import build
 
 JSON = Any
-KNOWN = frozenset(
-    {
-        "user",
-        "assistant",
-        "summary",
-        "system",
-        "attachment",
-        "progress",
-        "queue-operation",
-        "file-history-snapshot",
-        "permission-mode",
-        "last-prompt",
-        "ai-title",
-        "custom-title",
-    }
-)
-
-
-def looks_like_claude(path: Path) -> bool:
-    """The first line is a Claude Code record (not an Agent Session Format header)."""
-    if not path.is_file():  # a FIFO would block, a folder has no line
-        return False
-    try:
-        with open_input(path) as fh:
-            first = next((line for line in fh if line.strip()), b"")
-        d = json.loads(first.removeprefix(BOM))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
-        return False
-    if not isinstance(d, dict):
-        return False
-    kind = d.get("type")
-    if "sessionId" in d:
-        return True
-    # a known record type with Claude Code's camelCase keys (leafUuid, messageId, ...); the
-    # same type names in snake_case records (a suga export's "type": "user") are not ours
-    return isinstance(kind, str) and kind in KNOWN and any(k != k.lower() for k in d)
-
-
-#: how Claude Code names a session file: its session id
-_SESSION_FILE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl")
-
-
-def _sessions_in(folder: Path) -> list[Path]:
-    """The folder's session files: those whose first record is Claude Code's and, in a
-    folder that holds one, every file named as a session (an empty or unreadable one is
-    then its own error row, not a skipped path)."""
-    files = [p for p in sorted(folder.glob("*.jsonl")) if not p.name.startswith("agent-")]
-    ours = [p for p in files if looks_like_claude(p)]
-    if not ours:
-        return []
-    return [p for p in files if p in ours or _SESSION_FILE.fullmatch(p.name)]
-
-
-def _agents_in(folder: Path) -> list[Path]:
-    return sorted([*folder.glob("agent-*.jsonl"), *folder.glob("*/subagents/agent-*.jsonl")])
 
 
 class ClaudeCodeReader(ConvertingReader["Read", "Trunk | Agent"]):
@@ -106,20 +51,18 @@ class ClaudeCodeReader(ConvertingReader["Read", "Trunk | Agent"]):
             return path.suffix == ".jsonl" and looks_like_claude(path)
         if not path.is_dir():
             return False
-        return bool(_sessions_in(path)) or any(
-            p.is_dir() and _sessions_in(p) for p in path.iterdir()
-        )
+        return bool(sessions_in(path)) or any(p.is_dir() and sessions_in(p) for p in path.iterdir())
 
     def units(self, path: Path, options: UnitOptions = ()) -> list[Unit]:
         if path.is_file():
             return [self.unit((str(path),), name=str(path))]
         projects = (
             [path]
-            if _sessions_in(path)
-            else [p for p in sorted(path.iterdir()) if p.is_dir() and _sessions_in(p)]
+            if sessions_in(path)
+            else [p for p in sorted(path.iterdir()) if p.is_dir() and sessions_in(p)]
         )
         return [
-            self.unit(tuple(str(f) for f in [*_sessions_in(p), *_agents_in(p)]), name=str(p))
+            self.unit(tuple(str(f) for f in [*sessions_in(p), *agents_in(p)]), name=str(p))
             for p in projects
         ]
 
