@@ -56,7 +56,8 @@ def _qwen_code(path: Path, lines: int = 64) -> bool:
     with suppress(OSError), open_input(path) as fh:
         for _, line in zip(range(lines), fh, strict=False):
             with suppress(ValueError, UnicodeDecodeError, RecursionError):
-                m = json.loads(line.removeprefix(BOM)).get("message")
+                record = json.loads(line.removeprefix(BOM))
+                m = record.get("message") if isinstance(record, dict) else None
                 if isinstance(m, dict):
                     return "parts" in m or m.get("role") == "model"
     return False
