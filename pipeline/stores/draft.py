@@ -83,15 +83,15 @@ class SessionDraft:
             self.ts = ts
         return self.ts
 
-    def is_time(self, ts: JSON) -> bool:
+    def is_time(self, ts: JSON, line: int | None = None, source: str = "") -> bool:
         """Whether ``ts`` is an RFC 3339 time; a value that is none (not a missing one) is an
-        issue, once per value."""
+        issue, once per value (at ``line`` of ``source``, when the reader knows them)."""
         if isinstance(ts, str) and RFC3339_RE.match(ts):
             return True
         if ts not in (None, "") and repr(ts) not in self._bad_times:
             self._bad_times.add(repr(ts))
-            self.issues.append(Issue("bad_field", None, f"time {str(ts)[:40]!r} is no RFC 3339 "
-                                     "time; the time before it is used"))  # fmt: skip
+            self.issues.append(Issue("bad_field", line, f"time {str(ts)[:40]!r} is no RFC 3339 "
+                                     "time; the time before it is used", source))  # fmt: skip
         return False
 
     def add(

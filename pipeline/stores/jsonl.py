@@ -23,9 +23,10 @@ def objects(
     """(1-based line number, object) of every line that decodes to an object, and an issue
     for each line that does not decode (``truncated`` for the last line, else ``bad_line``);
     ``name`` is the file name the issues give.  Blank lines are skipped; a value that is no
-    object is a ``bad_line`` issue, as is an object whose ``type`` (every line store's record kind) is
-    no string; a byte order mark before the first line is dropped.  ``data``: a file's bytes, or its lines as ``input_lines``
-    reads them (a large file is then never held whole)."""
+    object is a ``bad_line`` issue, as is an object whose ``type`` (every line store's record
+    kind) is no string; a byte order mark before the first line is dropped.  ``data``: a
+    file's bytes, or its lines as ``input_lines`` reads them (a large file is then never held
+    whole)."""
     out: list[tuple[int, dict[str, JSON]]] = []
     issues: list[Issue] = []
     lines = iter(_lines(data) if isinstance(data, bytes) else data)

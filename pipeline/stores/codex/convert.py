@@ -53,7 +53,7 @@ class Converter(Calls):
 
     def line(self, s: State, line: Line, dups: Duplicates, is_root: bool) -> None:
         """The entries of one line (none for an event that repeats an item)."""
-        if self.draft.is_time(line.ts):
+        if self.draft.is_time(line.ts, line.n):
             s.ts = line.ts
         if line.key in dups.repeated:
             self.counts["events_merged_into_items"] += 1

@@ -100,12 +100,7 @@ def _session(tree: Tree, stems: set[str]) -> SessionDraft:
         root["reasoning"] = {"effort": level}
     d.add("config", ROOT, None, ts, **root)
     for e in tree.entries:
-        if not RFC3339_RE.match(str(e.get("timestamp") or "")):
-            if e.get("timestamp") is not None:  # a missing one is the format's choice
-                path, line = e["pi:at"]
-                d.issues.append(Issue("bad_field", line, f"entry {e.get('id')!r}: timestamp "
-                                      f"{str(e['timestamp'])[:40]!r} is no RFC 3339 time; the "
-                                      "time before it is used", path))  # fmt: skip
+        if not d.is_time(e.get("timestamp"), e["pi:at"][1], e["pi:at"][0]):
             e = {**e, "timestamp": d.last["ts"]}
         c.entry(e)
     d.created_at = created if RFC3339_RE.match(created) else ts
