@@ -18,7 +18,7 @@ JSON = Any
 
 
 def objects(
-    data: bytes | Iterable[bytes], name: str
+    data: bytes | Iterable[bytes], name: str, *, glued: bool = False
 ) -> tuple[list[tuple[int, dict[str, JSON]]], list[Issue]]:
     """(1-based line number, object) of every line that decodes to an object, and an issue
     for each line that does not decode (``truncated`` for the last line, else ``bad_line``);
@@ -26,7 +26,8 @@ def objects(
     object is a ``bad_line`` issue, as is an object whose ``type`` (every line store's record
     kind) is no string; a byte order mark before the first line is dropped.  ``data``: a
     file's bytes, or its lines as ``input_lines`` reads them (a large file is then never held
-    whole)."""
+    whole).  ``glued``: a line holding several objects written one after another (``}{``, a
+    writer's lost newline) gives each of them, as a streaming decoder reads them."""
     out: list[tuple[int, dict[str, JSON]]] = []
     issues: list[Issue] = []
     lines = iter(_lines(data) if isinstance(data, bytes) else data)
@@ -39,11 +40,12 @@ def objects(
             chunk = chunk.removeprefix(BOM)  # an editor's byte order mark: no line is lost
         if not chunk.strip():
             continue
-        try:
-            value = json.loads(chunk.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        values, exc = decoded(chunk, glued)
+        if exc is not None:
             last = following is None or following == b""  # only an empty piece follows
             what = "the final line is cut short" if last else "a line does not decode"
+            if values:
+                what = f"{what} after {len(values)} record(s) written on it"
             issues.append(
                 Issue(
                     "truncated" if last else "bad_line",
@@ -51,17 +53,53 @@ def objects(
                     f"{name}: {what} ({_why(exc)}); the other lines were read",
                 )
             )
-            continue
-        if isinstance(value, dict) and not isinstance(value.get("type", ""), str):
-            issues.append(Issue("bad_line", i, f"{name}: line {i}'s type is "
-                                f"{json_kind(value['type'])}, not a string; the line was left "
-                                "out, the other lines were read"))  # fmt: skip
-        elif isinstance(value, dict):
-            out.append((i, value))
-        else:
-            issues.append(Issue("bad_line", i, f"{name}: line {i} holds {json_kind(value)}, not an "
-                                "object; the other lines were read"))  # fmt: skip
+        for value in values:
+            _keep(value, i, name, out, issues)
     return out, issues
+
+
+def decoded(chunk: bytes, glued: bool) -> tuple[list[JSON], Exception | None]:
+    """The value a line holds, or why it does not decode; with ``glued``, each of the values
+    written one after another on it, and why what follows them does not decode."""
+    bad: Exception | None = None
+    try:
+        text = chunk.decode("utf-8")
+        return [json.loads(text)], None
+    except json.JSONDecodeError as exc:
+        if not glued or exc.msg != "Extra data":
+            return [], exc
+    except UnicodeDecodeError as exc:
+        if not glued:
+            return [], exc
+        bad, text = exc, chunk[: exc.start].decode("utf-8")  # the records before it
+    except (ValueError, RecursionError) as exc:
+        return [], exc
+    values: list[JSON] = []
+    at, decode = 0, json.JSONDecoder().raw_decode
+    while at < len(text):
+        try:
+            value, at = decode(text, at)
+        except (ValueError, RecursionError) as exc:
+            return values, bad or exc
+        values.append(value)
+        while at < len(text) and text[at] in " \t\r":
+            at += 1
+    return values, bad
+
+
+def _keep(
+    value: JSON, i: int, name: str, out: list[tuple[int, dict[str, JSON]]], issues: list[Issue]
+) -> None:
+    """``value`` of line ``i`` kept when it is an object with a string ``type``, else an issue."""
+    if isinstance(value, dict) and not isinstance(value.get("type", ""), str):
+        issues.append(Issue("bad_line", i, f"{name}: line {i}'s type is "
+                            f"{json_kind(value['type'])}, not a string; the line was left "
+                            "out, the other lines were read"))  # fmt: skip
+    elif isinstance(value, dict):
+        out.append((i, value))
+    else:
+        issues.append(Issue("bad_line", i, f"{name}: line {i} holds {json_kind(value)}, not an "
+                            "object; the other lines were read"))  # fmt: skip
 
 
 BOM = b"\xef\xbb\xbf"
