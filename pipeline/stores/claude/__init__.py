@@ -27,6 +27,7 @@ from ..base import Fixture, Location, Unit, UnitOptions, read_input
 from ..draft import EPOCH, SessionDraft
 from ..regular import open_input
 from ..template import ConvertingReader
+from ..uuid_tree import places
 from .convert import tree_entries
 from .files import agents_in, looks_like_claude, sessions_in
 from .lines import Record, read_lines
@@ -119,46 +120,12 @@ class ClaudeCodeReader(ConvertingReader["Read", "Trunk | Agent"]):
         return [_first_sid(Path(f)) for f in unit.files]
 
     def identities(self, unit: Unit) -> list[Identity]:
-        return identities_of([pair for f in unit.files for pair in _where(Path(f))])
+        return identities_of([pair for f in unit.files for pair in places(Path(f))])
 
     def inputs(self, unit: Unit) -> tuple[str, ...]:
         """The unit's session files and each agent file's ``.meta.json``."""
         metas = (_meta_path(Path(f)) for f in unit.files if Path(f).name.startswith("agent-"))
         return (*unit.files, *(str(m) for m in metas if m.is_file()))
-
-
-#: where a record's folder and branch stand in its line (Claude Code writes them before the
-#: message, so the first match is the record's own; a parse confirms any change)
-_WHERE = re.compile(rb'"(?:cwd|gitBranch)":\s*"(?:[^"\\]|\\.)*"')
-
-
-def _where(path: Path) -> list[tuple[str, Any]]:
-    """The working folders and git branches of every record of the file, in order: each
-    record names where it ran, and a session moves (``cd``, a new branch).  A line is
-    parsed only when what its first ``cwd`` and ``gitBranch`` say differs from the line
-    before, so a session that stays in one place is read, not parsed."""
-    found: list[tuple[str, Any]] = []
-    last: list[bytes] = []
-    try:
-        with open_input(path) as fh:
-            for line in fh:
-                hint = _WHERE.findall(line[:_HEAD]) or _WHERE.findall(line)
-                if not hint or hint[:2] == last:
-                    continue
-                last = hint[:2]
-                try:
-                    d = json.loads(line)
-                except (ValueError, UnicodeDecodeError, RecursionError):
-                    continue  # a line that does not decode is its load's error row
-                if isinstance(d, dict):
-                    found += [("workdir", d.get("cwd")), ("branch", d.get("gitBranch"))]
-    except OSError:
-        pass
-    return found
-
-
-#: how much of a line holds a record's own members before its message, usually
-_HEAD = 2048
 
 
 def _first_time(path: Path) -> tuple[str, str]:

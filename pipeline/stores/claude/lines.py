@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,31 +9,9 @@ from trajset.schemas.session import Issue
 
 from ..base import input_lines
 from ..jsonl import json_kind, objects
+from ..uuid_tree import Record
 
 JSON = Any
-
-
-@dataclass
-class Record:
-    """One line: its object, file and line number, and its position across the unit's files."""
-
-    raw: dict[str, JSON]
-    file: str
-    line: int
-    order: int
-
-    @property
-    def uuid(self) -> str:
-        got = self.raw.get("uuid")
-        return got if isinstance(got, str) else ""
-
-    @property
-    def kind(self) -> str:
-        return str(self.raw.get("type") or "")
-
-    @property
-    def ts(self) -> str:
-        return str(self.raw.get("timestamp") or "")
 
 
 def read_lines(path: Path, start: int) -> tuple[list[Record], list[Issue]]:

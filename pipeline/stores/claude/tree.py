@@ -13,7 +13,7 @@ at different times (specs/claude-code.md, mapping 3).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -21,7 +21,7 @@ from typing import Any
 from trajset.schemas.session import Issue
 
 from ..jsonl import json_kind
-from .lines import Record
+from ..uuid_tree import Record, acyclic, children, linearise, parents_first
 
 JSON = Any
 STRUCTURAL = frozenset({"progress", "attachment", "system", "queue-operation", "permission-mode"})
@@ -119,15 +119,6 @@ def _first_message(
     return None
 
 
-def _descendants(uuid: str, children: dict[str, list[str]]) -> set[str]:
-    out, todo = set(), [uuid]
-    while todo:
-        u = todo.pop()
-        out.add(u)
-        todo.extend(children.get(u, ()))
-    return out
-
-
 def _artifact_kind(kids: list[Record]) -> str:
     kinds = {k.kind for k in kids}
     if kinds & STRUCTURAL:
@@ -139,49 +130,10 @@ def _artifact_kind(kids: list[Record]) -> str:
     return "parallel_" + "_".join(sorted(kinds))
 
 
-def _children(chain: dict[str, Record], parent: dict[str, str | None]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = defaultdict(list)
-    for u in sorted(chain, key=lambda u: chain[u].order):
-        p = parent.get(u)
-        if p is not None:
-            out[p].append(u)
-    return out
-
-
 def _is_fork(kids: list[str], children: dict[str, list[str]], chain: dict[str, Record]) -> bool:
     firsts = [_first_message(k, children, chain) for k in kids]
     prompts = [m for m in firsts if m is not None and user_text(m) is not None]
     return len(prompts) >= 2 and len({m.ts for m in prompts}) >= 2
-
-
-def _linearise(
-    p: str,
-    kids: list[str],
-    children: dict[str, list[str]],
-    chain: dict[str, Record],
-    parent: dict[str, str | None],
-) -> None:
-    """Each later child under the entry written just before it in ``p``'s part of the tree."""
-    for k in kids[1:]:
-        region = _descendants(p, children) - _descendants(k, children)
-        before = [u for u in region if chain[u].order < chain[k].order]
-        parent[k] = max(before, key=lambda u: chain[u].order) if before else p
-        children = _children(chain, parent)
-
-
-def _acyclic(chain: dict[str, Record], parent: dict[str, str | None], issues: list[Issue]) -> None:
-    for u in chain:
-        seen, cur = {u}, parent.get(u)
-        while cur is not None:
-            if cur in seen:
-                r = chain[u]
-                issues.append(Issue("broken_link", r.line, f"uuid {u}: its parentUuid "
-                                    f"{parent[u]} descends from it (a cycle); it starts a tree "
-                                    "of its own", r.file))  # fmt: skip
-                parent[u] = None
-                break
-            seen.add(cur)
-            cur = parent.get(cur)
 
 
 def build(records: list[Record]) -> Tree:
@@ -204,31 +156,17 @@ def build(records: list[Record]) -> Tree:
             tree.issues.append(Issue("broken_link", r.line, f"uuid {r.uuid}: parentUuid is "
                                      f"{json_kind(r.raw['parentUuid'])}, not a uuid; it starts a "
                                      "tree of its own", r.file))  # fmt: skip
-    _acyclic(chain, parent, tree.issues)
-    children = _children(chain, parent)
+    acyclic(chain, parent, tree.issues)
+    kids_of = children(chain, parent)
     for p in sorted(chain, key=lambda u: chain[u].order):
-        kids = children.get(p, [])
+        kids = kids_of.get(p, [])
         if len(kids) < 2:
             continue
-        if _is_fork(kids, children, chain):
+        if _is_fork(kids, kids_of, chain):
             tree.forks.append(p)
             continue
         tree.artifacts[_artifact_kind([chain[k] for k in kids])] += 1
-        _linearise(p, kids, children, chain, parent)
-        children = _children(chain, parent)
-    tree.records = _parents_first(chain, parent, children)
+        linearise(p, kids[1:], chain, parent)
+        kids_of = children(chain, parent)
+    tree.records = parents_first(chain, parent, kids_of)
     return tree
-
-
-def _parents_first(
-    chain: dict[str, Record], parent: dict[str, str | None], children: dict[str, list[str]]
-) -> list[Record]:
-    """Roots in file order, each subtree depth first, children in file order."""
-    out: list[Record] = []
-    roots = sorted((u for u in chain if parent.get(u) is None), key=lambda u: chain[u].order)
-    stack = list(reversed(roots))
-    while stack:
-        u = stack.pop()
-        out.append(chain[u])
-        stack.extend(reversed(children.get(u, [])))
-    return out

@@ -26,12 +26,12 @@ from trajset.schemas.entries import TOOL_FAILED
 from trajset.schemas.openresponses import text_message
 from trajset.schemas.session import Issue
 
-from ...jsonio import dumps_compact
 from .. import numbers
 from ..draft import SessionDraft
 from ..jsonl import json_kind
 from ..numbers import counts
 from .calls import call_time, model_calls
+from .parts import response_failed, response_text, user_parts
 from .replay import (
     Message,
     Node,
@@ -144,7 +144,7 @@ class Converter:
         parts: list[JSON] = []
         for i, p in enumerate(m.record.get("content") or []):
             fr = p["functionResponse"]
-            cid, text = str(fr.get("id") or ""), _response_text(fr)
+            cid, text = str(fr.get("id") or ""), response_text(fr)
             if self.answered.get(cid) == text:
                 parts.append({"functionResponse": {"id": cid, "repeats_the_output": True}})
                 continue
@@ -152,7 +152,7 @@ class Converter:
             if cid in self.answered:
                 continue
             item = {"type": "function_call_output", "call_id": cid, "output": text}
-            extra = {TOOL_FAILED: True} if _failed(fr) else {}
+            extra = {TOOL_FAILED: True} if response_failed(fr) else {}
             cur = self.draft.add("item", f"{m.id}:{i}", cur, item=item, **extra)
             self.answered[cid] = text
         record = {**m.record, "content": parts}
@@ -265,13 +265,13 @@ class Converter:
             for p in result or []
             if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)
         ]
-        text = "\n".join(_response_text(fr) for fr in responses)
+        text = "\n".join(response_text(fr) for fr in responses)
         images = [p for p in result or [] if isinstance(p, dict) and "inlineData" in p]
         output: JSON = (
             [{"type": "input_text", "text": text}, *user_parts(images)] if images else text
         )
         extra: dict[str, JSON] = {"gemini:status": call.get("status")}
-        if call.get("status") == "error" or any(_failed(fr) for fr in responses):
+        if call.get("status") == "error" or any(response_failed(fr) for fr in responses):
             extra[TOOL_FAILED] = True
         for k in ("resultDisplay", "displayName", "description", "agentId"):
             shown = call.get(k)
@@ -321,49 +321,8 @@ def _responses(result: JSON) -> list[dict[str, JSON]]:
 def _result_text(result: JSON) -> str:
     """A call record's output: the text of its ``functionResponse`` parts."""
     return "\n".join(
-        _response_text(fr) for fr in _responses(result if isinstance(result, list) else [])
+        response_text(fr) for fr in _responses(result if isinstance(result, list) else [])
     )
-
-
-def _response_text(fr: dict[str, JSON]) -> str:
-    response = fr.get("response")
-    if isinstance(response, dict):
-        for k in ("output", "error"):
-            if isinstance(response.get(k), str):
-                return response[k]
-        return dumps_compact(response)
-    return "" if response is None else dumps_compact(response)
-
-
-def _failed(fr: dict[str, JSON]) -> bool:
-    response = fr.get("response")
-    return isinstance(response, dict) and "error" in response and "output" not in response
-
-
-def user_parts(content: JSON) -> list[dict[str, JSON]]:
-    """Open Responses parts of a user record's content: text, images and files."""
-    if isinstance(content, str):
-        return [{"type": "input_text", "text": content}]
-    out: list[dict[str, JSON]] = []
-    for p in content if isinstance(content, list) else []:
-        if not isinstance(p, dict) or p.get("thought"):
-            continue
-        if isinstance(p.get("text"), str):
-            out.append({"type": "input_text", "text": p["text"]})
-        elif isinstance(p.get("inlineData"), dict):
-            d = p["inlineData"]
-            mime, data = (
-                str(d.get("mimeType") or "application/octet-stream"),
-                str(d.get("data") or ""),
-            )
-            url = f"data:{mime};base64,{data}"
-            out.append({"type": "input_image", "image_url": url, "detail": "auto"} if mime.startswith("image/")
-                       else {"type": "input_file", "file_data": url})  # fmt: skip
-        elif isinstance(p.get("fileData"), dict):
-            out.append({"type": "input_file", "file_url": str(p["fileData"].get("fileUri") or "")})
-        else:
-            out.append({"type": "input_text", "text": dumps_compact(p)})
-    return out
 
 
 def convert(replay: Replay, children: dict[str, str], draft: SessionDraft) -> Converter:
