@@ -111,14 +111,14 @@ def _records(store: Path) -> list[tuple[Path, int]]:
 def _edit(f: Path, line: int, change: Callable[[Json], Json]) -> None:
     """Parse one record, change it, write it back (that line only)."""
     if line < 0:
-        text = f.read_text(encoding="utf-8")
+        text = f.read_text(encoding="utf-8", errors="surrogateescape")
         f.write_text(
             json.dumps(change(json.loads(text)), indent=2 if "\n" in text.strip() else None)
         )
         return
-    lines = f.read_text(encoding="utf-8").split("\n")
+    lines = f.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
     lines[line] = json.dumps(change(json.loads(lines[line])))
-    f.write_text("\n".join(lines), encoding="utf-8")
+    f.write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
 
 
 def _keyed(
@@ -134,9 +134,9 @@ def _keyed(
     for f, line in recs:
         try:
             rec = (
-                json.loads(f.read_text(encoding="utf-8"))
+                json.loads(f.read_text(encoding="utf-8", errors="surrogateescape"))
                 if line < 0
-                else json.loads(f.read_text(encoding="utf-8").split("\n")[line])
+                else json.loads(f.read_text(encoding="utf-8", errors="surrogateescape").split("\n")[line])
             )
         except ValueError:
             continue
@@ -214,7 +214,7 @@ def _lines_of(store: Path, rng: random.Random) -> tuple[Path, list[str]] | None:
     if not files:
         return None
     f = rng.choice(files)
-    return f, f.read_text(encoding="utf-8").split("\n")
+    return f, f.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
 
 
 def repeat_line(store: Path, rng: random.Random) -> str:
@@ -228,7 +228,7 @@ def repeat_line(store: Path, rng: random.Random) -> str:
         return ""
     i = rng.choice(keyed)
     lines.insert(i + 1, lines[i])
-    f.write_text("\n".join(lines), encoding="utf-8")
+    f.write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
     return f"{f.relative_to(store)}:{i + 1}"
 
 
@@ -238,7 +238,7 @@ def cut_last(store: Path, rng: random.Random) -> str:
     if got:
         f, lines = got
         i = max(i for i, x in enumerate(lines) if x.strip())
-        f.write_text("\n".join([*lines[:i], lines[i][: len(lines[i]) // 2]]), encoding="utf-8")
+        f.write_text("\n".join([*lines[:i], lines[i][: len(lines[i]) // 2]]), encoding="utf-8", errors="surrogateescape")
         return f"{f.relative_to(store)}:{i + 1}"
     files = _files(store, (".json",))
     if not files:
@@ -295,7 +295,7 @@ def cycle(store: Path, rng: random.Random) -> str:
     got = [f for f in _files(store, (".jsonl",))]
     rng.shuffle(got)
     for f in got:
-        lines = f.read_text(encoding="utf-8").split("\n")
+        lines = f.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
         recs = [(i, _loads(x)) for i, x in enumerate(lines)]
         recs = [(i, r) for i, r in recs if isinstance(r, dict)]
         for pk, ik in PARENT_KEYS.items():
@@ -305,7 +305,7 @@ def cycle(store: Path, rng: random.Random) -> str:
                 i, root = roots[0]
                 root[pk] = ids[-1]
                 lines[i] = json.dumps(root)
-                f.write_text("\n".join(lines), encoding="utf-8")
+                f.write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
                 return f"{f.relative_to(store)}:{i + 1} {pk}"
     return ""
 

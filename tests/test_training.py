@@ -85,6 +85,7 @@ STORES = {
     "claude-code": UPSTREAM / "claude-code",  # real rewinds: pairs of kind ``prompt``
     "pi": UPSTREAM / "pi" / "synthetic" / "sessions",  # an edited first prompt, a summary
     "harbor": UPSTREAM / "harbor-jobs",  # trials of one task, judged by their rewards
+    "qwen-code": UPSTREAM / "qwen-code" / "synthetic" / "home" / ".qwen",  # /rewind, /branch
 }
 
 
@@ -99,7 +100,7 @@ def _store(store: str, tmp_path: Path) -> Path:
     return tmp_path / "generated"
 
 
-@pytest.mark.parametrize("store", ["generated", "claude-code", "pi", "harbor"])
+@pytest.mark.parametrize("store", ["generated", "claude-code", "pi", "harbor", "qwen-code"])
 def test_trl_trains_one_dpo_step_on_the_preferences_config(
     store: str, tmp_path: Path, offline: Path
 ) -> None:
@@ -165,6 +166,7 @@ TOOL_STORES = {
     "opencode": UPSTREAM / "opencode" / "sqlite",
     "harbor": UPSTREAM / "harbor-jobs",
     "agentsession": UPSTREAM / "agentsession" / "testdata" / "sessions",
+    "qwen-code": UPSTREAM / "qwen-code" / "synthetic" / "home" / ".qwen",
 }
 
 

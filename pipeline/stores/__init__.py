@@ -23,6 +23,7 @@ from trajset.redactors.identities import Identity, home_users
 from trajset.schemas.session import Session
 
 from ..errors import UnitFailed, UsageError
+from ..jsonio import fix_surrogates
 from .agentsession import AgentSessionReader, read_session, read_session_text, sessions_beside
 from .base import (
     Fixture,
@@ -47,6 +48,7 @@ from .harbor import HarborReader
 from .index_file import IndexFile
 from .opencode import OpenCodeReader
 from .pi import PiReader
+from .qwen import QwenCodeReader
 from .regular import Boundary, RealPaths, special_kind
 from .skipped import SKIPS_LISTED, skipped_paths
 from .sqlite import SqliteReader
@@ -74,6 +76,7 @@ READERS: dict[str, Reader] = registry(
     SugaReader(),
     GeminiCliReader(),
     ClaudeCodeReader(),
+    QwenCodeReader(),
     CodexReader(),
     PiReader(),
     AgentSessionReader(),
@@ -296,8 +299,10 @@ def identities(
     paths: list[str] = []
     for u in units:
         paths.append(u.label)
-        try:
-            found.extend(reader_for(u.kind).identities(u))
+        try:  # a lone surrogate becomes U+FFFD, as in the sessions read (run/characters.py)
+            found.extend(
+                Identity(i.kind, fix_surrogates(i.value)) for i in reader_for(u.kind).identities(u)
+            )
         except Exception as exc:  # whatever a reader raised: said per unit
             if failed is not None:
                 failed.append((u, f"{type(exc).__name__}: {exc}"))

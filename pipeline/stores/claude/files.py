@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-from contextlib import suppress
 from pathlib import Path
 
 from ..jsonl import BOM
+from ..qwen.files import is_qwen
 from ..regular import open_input
 
 KNOWN = frozenset(
@@ -30,7 +30,8 @@ KNOWN = frozenset(
 
 
 def looks_like_claude(path: Path) -> bool:
-    """The first line is a Claude Code record (not an Agent Session Format header)."""
+    """The first line is a Claude Code record (not an Agent Session Format header), and the
+    file is not Qwen Code's, whose records look alike."""
     if not path.is_file():  # a FIFO would block, a folder has no line
         return False
     try:
@@ -42,25 +43,12 @@ def looks_like_claude(path: Path) -> bool:
     if not isinstance(d, dict):
         return False
     kind = d.get("type")
-    if "sessionId" in d:
-        return not _qwen_code(path)
     # a known record type with Claude Code's camelCase keys (leafUuid, messageId, ...); the
     # same type names in snake_case records (a suga export's "type": "user") are not ours
-    return isinstance(kind, str) and kind in KNOWN and any(k != k.lower() for k in d)
-
-
-def _qwen_code(path: Path, lines: int = 64) -> bool:
-    """Whether the file is Qwen Code's (specs/qwen-code.md §6): the same uuid/parentUuid/
-    sessionId records, but a message holds Gemini's ``parts`` where Claude Code's holds
-    ``content``.  Read as Claude Code it gave trajectories of empty messages."""
-    with suppress(OSError), open_input(path) as fh:
-        for _, line in zip(range(lines), fh, strict=False):
-            with suppress(ValueError, UnicodeDecodeError, RecursionError):
-                record = json.loads(line.removeprefix(BOM))
-                m = record.get("message") if isinstance(record, dict) else None
-                if isinstance(m, dict):
-                    return "parts" in m or m.get("role") == "model"
-    return False
+    ours = "sessionId" in d or (
+        isinstance(kind, str) and kind in KNOWN and any(k != k.lower() for k in d)
+    )
+    return ours and not is_qwen(path)
 
 
 #: how Claude Code names a session file: its session id

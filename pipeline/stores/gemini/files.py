@@ -21,6 +21,7 @@ from trajset.schemas.session import Issue
 from ...errors import SessionReadError
 from ..base import read_input
 from ..jsonl import objects
+from ..qwen.files import is_qwen
 from ..regular import open_input, read_bytes
 
 JSON = Any
@@ -98,15 +99,21 @@ def project_dirs(path: Path) -> list[Path]:
 
 
 def chat_files(project: Path) -> list[Path]:
-    """The chats of a project folder (main and subagent), and its moved-aside copies, sorted."""
-    own = (project / "chats").is_dir()  # in a ``chats`` folder, every chat-named file is one
+    """The chats of a project folder (main and subagent), and its moved-aside copies, sorted.
+    In a ``chats`` folder every chat-named file is one, but Qwen Code's: its fork keeps its
+    sessions in the same layout (``~/.qwen/projects/<project>/chats/``)."""
+    own = (project / "chats").is_dir()
     chats = project / "chats" if own else project
     found = [*chats.glob("*"), *chats.glob("*/*")]
     return sorted(
         p
         for p in found
         if p.is_file()
-        and (is_unreadable_copy(p) or (own and is_chat_name(p)) or looks_like_chat(p))
+        and (
+            is_unreadable_copy(p)
+            or (own and is_chat_name(p) and not is_qwen(p))
+            or looks_like_chat(p)
+        )
     )
 
 
