@@ -11,6 +11,7 @@
     python benchmarks/bench.py --format opencode --write benchmarks/RESULTS.md   # an OpenCode database
     python benchmarks/bench.py --format harbor --sessions 1000 --write benchmarks/RESULTS.md   # a Harbor job
     python benchmarks/bench.py --format claude-code --write benchmarks/RESULTS.md   # Claude Code projects
+    python benchmarks/bench.py --format qwen-code --write benchmarks/RESULTS.md     # Qwen Code projects
     python benchmarks/bench.py --format agentsession-sqlite --write benchmarks/RESULTS.md   # one sessions.db
     python benchmarks/bench.py --format suga --write benchmarks/RESULTS.md   # one suga export
 
@@ -83,6 +84,7 @@ from gemini_corpus import build_gemini_corpus
 from harbor_corpus import build_harbor_corpus
 from opencode_corpus import build_opencode_corpus
 from pi_corpus import build_pi_corpus
+from qwen_corpus import build_qwen_corpus
 from sqlite_corpus import build_sqlite_corpus
 from suga_corpus import build_suga_corpus
 
@@ -95,6 +97,7 @@ BUILDERS = {
     "opencode": build_opencode_corpus,
     "harbor": build_harbor_corpus,
     "claude-code": build_claude_corpus,
+    "qwen-code": build_qwen_corpus,
     "agentsession-sqlite": build_sqlite_corpus,
     "suga": build_suga_corpus,
 }
