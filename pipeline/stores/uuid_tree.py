@@ -82,19 +82,25 @@ def linearise(p: str, moved: list[str], chain: Chain, parent: Parents) -> None:
 
 
 def acyclic(chain: Chain, parent: Parents, issues: list[Issue]) -> None:
-    """Each record whose parent descends from it starts a tree of its own, with an issue."""
+    """Each record whose parent descends from it starts a tree of its own, with an issue:
+    in file order, the first record whose walk to its root meets a record twice.  Linear:
+    a walk stops at a record already known to reach a root."""
+    rooted: set[str] = set()
     for u in chain:
-        seen, cur = {u}, parent.get(u)
-        while cur is not None:
+        walked, seen, cur = [u], {u}, parent.get(u)
+        while cur is not None and cur not in rooted:
             if cur in seen:
                 r = chain[u]
                 issues.append(Issue("broken_link", r.line, f"uuid {u}: its parentUuid "
                                     f"{parent[u]} descends from it (a cycle); it starts a tree "
                                     "of its own", r.file))  # fmt: skip
                 parent[u] = None
+                walked = [u]
                 break
+            walked.append(cur)
             seen.add(cur)
             cur = parent.get(cur)
+        rooted.update(walked)
 
 
 def parents_first(chain: Chain, parent: Parents, kids: dict[str, list[str]]) -> list[Record]:
