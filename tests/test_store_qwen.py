@@ -343,3 +343,12 @@ def test_inspect_shows_forks_failed_attempts_and_compactions() -> None:
         assert line in shown, line
     shown = CliRunner().invoke(app, ["inspect", str(CHATS / f"{REWINDS}.jsonl")]).output
     assert "fork " in shown
+
+
+def test_a_session_in_chats_and_in_the_archive_is_read_once_with_a_row(tmp_path: Path) -> None:
+    """Upstream does not merge the two copies; an export holds the session once."""
+    project = shutil.copytree(PROJECT, tmp_path / "p")
+    shutil.copy(CHATS / f"{REWINDS}.jsonl", project / "chats" / "archive")
+    run = run_export([project], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
+    assert ("conflict", f"{REWINDS}.jsonl") in {(e.kind, Path(e.source).name) for e in run.errors}
+    assert len(_rows(tmp_path / "out", "trajectories", REWINDS)) == 3

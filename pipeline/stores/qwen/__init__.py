@@ -111,8 +111,11 @@ class QwenCodeReader(ConvertingReader[Read, Session]):
             if into is None:
                 into = Session(_sid(r.path, r.records), r.path)
                 sessions.append(into)
+            elif (sid := _sid(r.path, r.records)) == into.id:  # in chats/ and archive/ both
+                into.issues.append(Issue("conflict", None, f"session {sid} is also at "
+                                         f"{into.path}; each record was read once", str(r.path)))  # fmt: skip
             else:
-                into.header.setdefault("qwen:branches", []).append(_sid(r.path, r.records))
+                into.header.setdefault("qwen:branches", []).append(sid)
             fresh = [x for x in r.records if not x.uuid or x.uuid not in owner]
             owner |= {x.uuid: into for x in fresh if x.uuid}
             into.records += fresh

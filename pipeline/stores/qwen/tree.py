@@ -85,18 +85,39 @@ def build(records: list[Record]) -> Tree:
         if len(kids) < 2:
             continue
         heads = [k for k in kids if _heads(k, kids_of, chain)]
-        moved = [k for k in kids if k not in heads] if len(heads) >= 2 else kids[1:]
-        leaf = any(chain[k].kind == "system" and not kids_of.get(k) for k in kids)
-        tree.artifacts["metadata_leaf" if leaf else "parallel_children"] += 1
-        linearise(p, moved, chain, tree.parent)
-        if len(heads) >= 2 and not _first_below(p, moved, chain, tree.parent):
+        fork = len(heads) >= 2
+        moved = [k for k in kids if k not in heads] if fork else kids[1:]
+        if moved:
+            leaf = any(chain[k].kind == "system" and not kids_of.get(k) for k in kids)
+            tree.artifacts["metadata_leaf" if leaf else "parallel_children"] += 1
+        if fork or not _after_leaf(p, kids, chain, tree.parent, kids_of):
+            linearise(p, moved, chain, tree.parent)
+            fork = fork and not _first_below(p, moved, chain, tree.parent)
+            kids_of = children(chain, tree.parent)
+        if fork:
             tree.forks.append(p)
-        kids_of = children(chain, tree.parent)
     tree.failed = {
         u for u, r in chain.items() if r.kind == "assistant" and _failed(u, kids_of, chain)
     }
     tree.records = parents_first(chain, tree.parent, kids_of)
     return tree
+
+
+def _after_leaf(
+    p: str,
+    kids: list[str],
+    chain: dict[str, Record],
+    parent: dict[str, str | None],
+    kids_of: dict[str, list[str]],
+) -> bool:
+    """``linearise`` for the common artifact, without walking the tree: a record written
+    under a leaf's parent after the leaf (a title re-anchored off the chain, then the next
+    record) hangs under the leaf.  Whether that was the case (and done)."""
+    if len(kids) != 2 or kids_of.get(kids[0]) or chain[p].order > chain[kids[0]].order:
+        return False
+    parent[kids[1]] = kids[0]
+    kids_of[p], kids_of[kids[0]] = [kids[0]], [kids[1]]
+    return True
 
 
 def _first_below(
