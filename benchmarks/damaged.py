@@ -136,7 +136,9 @@ def _keyed(
             rec = (
                 json.loads(f.read_text(encoding="utf-8", errors="surrogateescape"))
                 if line < 0
-                else json.loads(f.read_text(encoding="utf-8", errors="surrogateescape").split("\n")[line])
+                else json.loads(
+                    f.read_text(encoding="utf-8", errors="surrogateescape").split("\n")[line]
+                )
             )
         except ValueError:
             continue
@@ -238,7 +240,11 @@ def cut_last(store: Path, rng: random.Random) -> str:
     if got:
         f, lines = got
         i = max(i for i, x in enumerate(lines) if x.strip())
-        f.write_text("\n".join([*lines[:i], lines[i][: len(lines[i]) // 2]]), encoding="utf-8", errors="surrogateescape")
+        f.write_text(
+            "\n".join([*lines[:i], lines[i][: len(lines[i]) // 2]]),
+            encoding="utf-8",
+            errors="surrogateescape",
+        )
         return f"{f.relative_to(store)}:{i + 1}"
     files = _files(store, (".json",))
     if not files:
