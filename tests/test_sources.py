@@ -32,6 +32,7 @@ def _home(root: Path) -> Path:
     shutil.copytree(UPSTREAM / "gemini-cli" / "synthetic" / "gemini-home", root / ".gemini")
     shutil.copytree(UPSTREAM / "pi" / "synthetic" / "sessions", root / ".pi" / "agent" / "sessions")
     shutil.copytree(UPSTREAM / "opencode" / "sqlite", root / ".local" / "share" / "opencode")
+    shutil.copytree(UPSTREAM / "qwen-code" / "synthetic" / "home" / ".qwen", root / ".qwen")
     return root
 
 

@@ -352,3 +352,37 @@ def test_a_session_in_chats_and_in_the_archive_is_read_once_with_a_row(tmp_path:
     run = run_export([project], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
     assert ("conflict", f"{REWINDS}.jsonl") in {(e.kind, Path(e.source).name) for e in run.errors}
     assert len(_rows(tmp_path / "out", "trajectories", REWINDS)) == 3
+
+
+def _call(uid: str, parent: str | None, usage: dict[str, int]) -> str:
+    return json.dumps({
+        "uuid": uid, "parentUuid": parent, "sessionId": "5e55f0a1-0000-4000-8000-000000000001",
+        "timestamp": "2026-04-23T00:39:51.130Z", "type": "assistant", "cwd": "/w", "version": "0.15.0",
+        "model": "qwen3.5-plus", "contextWindowSize": 1000000, "usageMetadata": usage,
+        "message": {"role": "model", "parts": [{"text": "why", "thought": True}, {"text": "ok"}]},
+    })  # fmt: skip
+
+
+def test_thoughts_are_counted_inside_or_beside_the_candidates_as_the_total_says(
+    tmp_path: Path,
+) -> None:
+    """A real 0.15.0 call (OpenAI-compatible): 16928 + 40 = 16968 with 21 thought tokens, so
+    the thoughts are inside the 40.  On Gemini's API they are beside them (the total adds
+    them), and the output is candidates + thoughts."""
+    inside = {"promptTokenCount": 16928, "candidatesTokenCount": 40, "thoughtsTokenCount": 21,
+              "totalTokenCount": 16968, "cachedContentTokenCount": 0}  # fmt: skip
+    beside = {"promptTokenCount": 1000, "candidatesTokenCount": 20, "thoughtsTokenCount": 80,
+              "totalTokenCount": 1100, "cachedContentTokenCount": 900}  # fmt: skip
+    prompt = json.dumps({"uuid": "u0", "parentUuid": None, "sessionId": "5e55f0a1-0000-4000-8000-000000000001",
+                         "timestamp": "2026-04-23T00:39:48.359Z", "type": "user", "cwd": "/w",
+                         "message": {"role": "user", "parts": [{"text": "hi"}]}})  # fmt: skip
+    lines = [prompt, _call("a1", "u0", inside), _call("a2", "a1", beside)]
+    (tmp_path / "5e55f0a1-0000-4000-8000-000000000001.jsonl").write_text("\n".join(lines) + "\n")
+    [s] = read_store(tmp_path)
+    usage = {e.id: e.raw["usage"] for e in s.entries if e.type == "response"}
+    assert usage["a1:response"]["output_tokens"] == 40
+    assert usage["a1:response"]["output_tokens_details"]["reasoning_tokens"] == 21
+    assert usage["a2:response"]["output_tokens"] == 100
+    assert usage["a2:response"]["input_tokens_details"]["cached_tokens"] == 900
+    # a1 is retried by a2 (an assistant record below an assistant record): a failed attempt
+    assert [e.raw["status"] for e in s.entries if e.type == "response"] == ["failed", "completed"]
