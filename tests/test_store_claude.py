@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -59,7 +60,7 @@ def test_detection_of_projects_root_project_and_file() -> None:
 def test_a_qwen_code_session_is_not_read_as_claude_code(tmp_path: Path) -> None:
     """Qwen Code writes the same uuid/parentUuid/sessionId records, with Gemini's ``parts``
     in its messages (specs/qwen-code.md §6): read as Claude Code, a session gave trajectories
-    of empty messages.  Until its reader lands, it is a row and no trajectory."""
+    of empty messages.  It is Qwen Code's, and its messages have their text."""
     base = {
         "sessionId": "0b1c",
         "timestamp": "2026-06-01T10:00:00.000Z",
@@ -76,9 +77,12 @@ def test_a_qwen_code_session_is_not_read_as_claude_code(tmp_path: Path) -> None:
     ]  # fmt: skip
     f = tmp_path / "0b1c0000-0000-4000-8000-000000000000.jsonl"
     f.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert detect_kind(f) != "claude-code"
-    run = run_export([f], tmp_path / "out", ExportOptions(), RunOptions(workers=1))
-    assert run.counts["trajectories"] == 0 and [e.kind for e in run.errors] == ["bad_header"]
+    assert detect_kind(f) == "qwen-code"
+    out = tmp_path / "out"
+    run = run_export([f], out, ExportOptions(), RunOptions(workers=1))
+    assert run.counts["trajectories"] == 1 and not run.errors
+    [row] = pq.read_table(out / "data" / "sft").to_pylist()
+    assert [m["content"] for m in row["messages"]] == ["hi", "hello"]
     (tmp_path / "c.jsonl").write_text(
         json.dumps({**records[1], "message": {"role": "user", "content": "hi"}}) + "\n"
     )

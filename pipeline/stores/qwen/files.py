@@ -13,8 +13,6 @@ from ..regular import open_input
 
 #: how Qwen Code names a session file: its session id
 SESSION_FILE = re.compile(r"[0-9a-fA-F-]{32,36}\.jsonl")
-#: the record kinds Qwen Code writes that Claude Code does not
-OWN_KINDS = frozenset({"tool_result"})
 
 
 def is_qwen(path: Path, lines: int = 64) -> bool:
@@ -40,7 +38,7 @@ def _says(record: object) -> bool | None:
     m = record.get("message")
     if isinstance(m, dict):
         return "parts" in m or m.get("role") == "model"
-    if record.get("type") in OWN_KINDS or isinstance(record.get("systemPayload"), dict):
+    if record.get("type") == "tool_result" or isinstance(record.get("systemPayload"), dict):
         return True
     return None
 
