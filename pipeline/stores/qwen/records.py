@@ -75,6 +75,17 @@ PART: dict[str, type | tuple[type, ...]] = {
 }
 
 
+#: the members of a call and of its response, and their types
+CALL_MEMBERS: tuple[tuple[str, str, type], ...] = (
+    ("functionCall", "args", dict),
+    ("functionCall", "id", str),
+    ("functionCall", "name", str),
+    ("functionResponse", "response", dict),
+    ("functionResponse", "id", str),
+    ("functionResponse", "name", str),
+)
+
+
 def _part(p: JSON, where: str, line: int, issues: list[Issue]) -> dict[str, JSON] | None:
     """``p`` without its members of another type (each an issue); None (an issue) when it is
     no object."""
@@ -86,14 +97,11 @@ def _part(p: JSON, where: str, line: int, issues: list[Issue]) -> dict[str, JSON
     for k in bad:
         issues.append(Issue("bad_field", line, f"{where}.{k} is {json_kind(p[k])}; left "
                             "out"))  # fmt: skip
-    for key, member, want in (
-        ("functionCall", "args", dict),
-        ("functionResponse", "response", dict),
-    ):
+    for key, member, want in CALL_MEMBERS:
         got = p[key].get(member) if isinstance(p.get(key), dict) else None
         if got is not None and not isinstance(got, want):
             issues.append(Issue("bad_field", line, f"{where}.{key}.{member} is {json_kind(got)}, "
-                                "not an object; kept as written"))  # fmt: skip
+                                f"not {json_kind(want())}; kept as written"))  # fmt: skip
     response = (
         p["functionResponse"].get("response")
         if isinstance(p.get("functionResponse"), dict)
