@@ -12,6 +12,7 @@
     python benchmarks/bench.py --format harbor --sessions 1000 --write benchmarks/RESULTS.md   # a Harbor job
     python benchmarks/bench.py --format claude-code --write benchmarks/RESULTS.md   # Claude Code projects
     python benchmarks/bench.py --format qwen-code --write benchmarks/RESULTS.md     # Qwen Code projects
+    python benchmarks/bench.py --format copilot-cli --write benchmarks/RESULTS.md   # a Copilot CLI home
     python benchmarks/bench.py --format agentsession-sqlite --write benchmarks/RESULTS.md   # one sessions.db
     python benchmarks/bench.py --format suga --write benchmarks/RESULTS.md   # one suga export
 
@@ -78,6 +79,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from claude_corpus import build_claude_corpus
 from codex_corpus import build_codex_corpus
+from copilot_corpus import build_copilot_corpus
 from corpus import build_corpus
 from einox_corpus import build_einox_corpus
 from gemini_corpus import build_gemini_corpus
@@ -98,6 +100,7 @@ BUILDERS = {
     "harbor": build_harbor_corpus,
     "claude-code": build_claude_corpus,
     "qwen-code": build_qwen_corpus,
+    "copilot-cli": build_copilot_corpus,
     "agentsession-sqlite": build_sqlite_corpus,
     "suga": build_suga_corpus,
 }

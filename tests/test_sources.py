@@ -33,6 +33,7 @@ def _home(root: Path) -> Path:
     shutil.copytree(UPSTREAM / "pi" / "synthetic" / "sessions", root / ".pi" / "agent" / "sessions")
     shutil.copytree(UPSTREAM / "opencode" / "sqlite", root / ".local" / "share" / "opencode")
     shutil.copytree(UPSTREAM / "qwen-code" / "synthetic" / "home" / ".qwen", root / ".qwen")
+    shutil.copytree(UPSTREAM / "copilot-cli" / "real" / "lantern", root / ".copilot")
     return root
 
 

@@ -86,6 +86,7 @@ STORES = {
     "pi": UPSTREAM / "pi" / "synthetic" / "sessions",  # an edited first prompt, a summary
     "harbor": UPSTREAM / "harbor-jobs",  # trials of one task, judged by their rewards
     "qwen-code": UPSTREAM / "qwen-code" / "synthetic" / "home" / ".qwen",  # /rewind, /branch
+    "copilot-cli": UPSTREAM / "copilot-cli" / "synthetic" / "home" / ".copilot",  # /fork
 }
 
 
@@ -100,7 +101,9 @@ def _store(store: str, tmp_path: Path) -> Path:
     return tmp_path / "generated"
 
 
-@pytest.mark.parametrize("store", ["generated", "claude-code", "pi", "harbor", "qwen-code"])
+@pytest.mark.parametrize(
+    "store", ["generated", "claude-code", "pi", "harbor", "qwen-code", "copilot-cli"]
+)
 def test_trl_trains_one_dpo_step_on_the_preferences_config(
     store: str, tmp_path: Path, offline: Path
 ) -> None:
@@ -167,6 +170,7 @@ TOOL_STORES = {
     "harbor": UPSTREAM / "harbor-jobs",
     "agentsession": UPSTREAM / "agentsession" / "testdata" / "sessions",
     "qwen-code": UPSTREAM / "qwen-code" / "synthetic" / "home" / ".qwen",
+    "copilot-cli": UPSTREAM / "copilot-cli" / "synthetic" / "home" / ".copilot",
 }
 
 

@@ -41,6 +41,7 @@ from .base import (
 )
 from .claude import ClaudeCodeReader
 from .codex import CodexReader
+from .copilot import CopilotCliReader
 from .draft import SessionDraft
 from .einox import EinoxReader
 from .gemini import GeminiCliReader
@@ -78,6 +79,7 @@ READERS: dict[str, Reader] = registry(
     ClaudeCodeReader(),
     QwenCodeReader(),
     CodexReader(),
+    CopilotCliReader(),
     PiReader(),
     AgentSessionReader(),
 )
