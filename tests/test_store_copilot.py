@@ -176,7 +176,8 @@ def test_aborts_shell_commands_errors_and_chunks(out: Path) -> None:
     [chunked] = [m for m in said if m["content"] == "Reading the thumbnail code."]
     assert [c["id"] for c in chunked["tool_calls"]] == ["call_synRead"]  # two chunks, one call
     calls = {c["id"] for m in said for c in m["tool_calls"] or []}
-    assert "user-shell-syn-1" not in calls
+    assert "user-shell-syn-1" not in calls  # the user's own command: no call, no output
+    assert "user-shell-syn-1" not in {m["tool_call_id"] for m in msgs}
     text = json.dumps([m for m in said])
     assert "500 Internal Server Error" not in text
     [cut] = [m for m in msgs if m["tool_call_id"] == "call_synWatch"]
