@@ -239,3 +239,17 @@ def test_an_unreadable_legacy_json_is_an_error_row(tmp_path: Path) -> None:
     (folder / "session_x_1.json").write_text('{"sessionId": "x", "chatMessages": [')
     run = run_export([tmp_path], tmp_path.parent / "o", ExportOptions(), RunOptions(workers=1))
     assert [e.kind for e in run.errors] == ["format"]
+
+
+def test_a_file_without_its_start_line_keeps_its_first_event(tmp_path: Path) -> None:
+    """The root then stands in for the missing start; the first event was once dropped as the
+    root's duplicate id."""
+    lines = (STATE / _sid(7) / "events.jsonl").read_bytes().rstrip(b"\0").splitlines()
+    path = tmp_path / _sid(7) / "events.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(b"\n".join(lines[1:]) + b"\n")
+    reader = reader_for("copilot-cli")
+    [s] = reader.load(reader.unit((str(path),)))
+    assert isinstance(s, Session) and s.id == _sid(7)
+    assert not [i for i in s.issues if i.kind == "duplicate_entry"]
+    assert json.loads(lines[1])["id"] in {e.id for e in s.entries}

@@ -78,8 +78,8 @@ class Converter:
             ts = None
         if kind != "assistant.message" or not continues(s.chunks, data):
             self.close_call(s)
-        if not s.cursor and kind != "session.start":
-            self.root(s, eid, ts, {})
+        if not s.cursor and kind != "session.start":  # the start line is gone (cut, damaged)
+            self.root(s, f"{eid}:config", ts, {})
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, s, eid, ts, data)
