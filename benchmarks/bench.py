@@ -13,6 +13,7 @@
     python benchmarks/bench.py --format claude-code --write benchmarks/RESULTS.md   # Claude Code projects
     python benchmarks/bench.py --format qwen-code --write benchmarks/RESULTS.md     # Qwen Code projects
     python benchmarks/bench.py --format copilot-cli --write benchmarks/RESULTS.md   # a Copilot CLI home
+    python benchmarks/bench.py --format cursor --write benchmarks/RESULTS.md        # Cursor CLI stores
     python benchmarks/bench.py --format agentsession-sqlite --write benchmarks/RESULTS.md   # one sessions.db
     python benchmarks/bench.py --format suga --write benchmarks/RESULTS.md   # one suga export
 
@@ -81,6 +82,7 @@ from claude_corpus import build_claude_corpus
 from codex_corpus import build_codex_corpus
 from copilot_corpus import build_copilot_corpus
 from corpus import build_corpus
+from cursor_corpus import build_cursor_corpus
 from einox_corpus import build_einox_corpus
 from gemini_corpus import build_gemini_corpus
 from harbor_corpus import build_harbor_corpus
@@ -101,6 +103,7 @@ BUILDERS = {
     "claude-code": build_claude_corpus,
     "qwen-code": build_qwen_corpus,
     "copilot-cli": build_copilot_corpus,
+    "cursor": build_cursor_corpus,
     "agentsession-sqlite": build_sqlite_corpus,
     "suga": build_suga_corpus,
 }
@@ -235,7 +238,16 @@ def floor(store: Path, out: Path) -> dict[str, float]:
 
 #: (table, column) of the JSON text a store kind's database holds: an agentsession
 #: database's header and lines, an OpenCode database's messages and parts
-DB_RECORDS = (("sessions", "header"), ("entries", "line"), ("message", "data"), ("part", "data"))
+DB_RECORDS = (
+    ("sessions", "header"),
+    ("entries", "line"),
+    ("message", "data"),
+    ("part", "data"),
+    (
+        "blobs",
+        "data",
+    ),  # a Cursor CLI store: its JSON message blobs (its protobuf roots are no JSON)
+)
 
 
 def records(store: Path) -> Iterator[bytes | str]:
@@ -250,7 +262,8 @@ def records(store: Path) -> Iterator[bytes | str]:
             tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
             for table, column in DB_RECORDS:
                 if table in tables:
-                    yield from (text for (text,) in db.execute(f"SELECT {column} FROM {table}"))
+                    rows = (text for (text,) in db.execute(f"SELECT {column} FROM {table}"))
+                    yield from (t for t in rows if not isinstance(t, bytes) or t.startswith(b"{"))
 
 
 def floor_here(store: Path, out: Path) -> str:

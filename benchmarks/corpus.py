@@ -501,7 +501,7 @@ def main() -> None:
     )
     ap.add_argument(
         "--format", choices=["agentsession", *OTHERS], default="agentsession",
-        help="store kind of the corpus (einox_, codex_, gemini_, pi_, opencode_, harbor_, claude_, qwen_, copilot_, sqlite_ or suga_corpus.py)",
+        help="store kind of the corpus (einox_, codex_, gemini_, pi_, opencode_, harbor_, claude_, qwen_, copilot_, cursor_, sqlite_ or suga_corpus.py)",
     )  # fmt: skip
     ap.add_argument(
         "--compact-every", type=int, default=0,
@@ -546,6 +546,7 @@ OTHERS = {
     "claude-code": ("claude_corpus", "build_claude_corpus"),
     "qwen-code": ("qwen_corpus", "build_qwen_corpus"),
     "copilot-cli": ("copilot_corpus", "build_copilot_corpus"),
+    "cursor": ("cursor_corpus", "build_cursor_corpus"),
     "agentsession-sqlite": ("sqlite_corpus", "build_sqlite_corpus"),
     "suga": ("suga_corpus", "build_suga_corpus"),
 }

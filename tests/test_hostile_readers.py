@@ -31,7 +31,7 @@ FIXTURES = fixtures()
 
 TIMEOUT = 120.0
 #: the kinds whose first fixture is a database (the one where the wrong column types go)
-DATABASE_KINDS = ("agentsession-sqlite", "opencode")
+DATABASE_KINDS = ("agentsession-sqlite", "cursor", "opencode")
 CASES = [
     (kind, case)
     for kind in sorted(READERS)

@@ -34,6 +34,7 @@ def _home(root: Path) -> Path:
     shutil.copytree(UPSTREAM / "opencode" / "sqlite", root / ".local" / "share" / "opencode")
     shutil.copytree(UPSTREAM / "qwen-code" / "synthetic" / "home" / ".qwen", root / ".qwen")
     shutil.copytree(UPSTREAM / "copilot-cli" / "real" / "lantern", root / ".copilot")
+    shutil.copytree(UPSTREAM / "cursor" / "synthetic" / "home" / ".cursor", root / ".cursor")
     return root
 
 

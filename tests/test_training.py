@@ -87,6 +87,7 @@ STORES = {
     "harbor": UPSTREAM / "harbor-jobs",  # trials of one task, judged by their rewards
     "qwen-code": UPSTREAM / "qwen-code" / "synthetic" / "home" / ".qwen",  # /rewind, /branch
     "copilot-cli": UPSTREAM / "copilot-cli" / "synthetic" / "home" / ".copilot",  # /fork
+    "cursor": UPSTREAM / "cursor" / "synthetic" / "home",  # a CLI rewind, Best-of-N
 }
 
 
@@ -102,7 +103,7 @@ def _store(store: str, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "store", ["generated", "claude-code", "pi", "harbor", "qwen-code", "copilot-cli"]
+    "store", ["generated", "claude-code", "pi", "harbor", "qwen-code", "copilot-cli", "cursor"]
 )
 def test_trl_trains_one_dpo_step_on_the_preferences_config(
     store: str, tmp_path: Path, offline: Path
@@ -171,6 +172,7 @@ TOOL_STORES = {
     "agentsession": UPSTREAM / "agentsession" / "testdata" / "sessions",
     "qwen-code": UPSTREAM / "qwen-code" / "synthetic" / "home" / ".qwen",
     "copilot-cli": UPSTREAM / "copilot-cli" / "synthetic" / "home" / ".copilot",
+    "cursor": UPSTREAM / "cursor" / "synthetic" / "home",
 }
 
 

@@ -42,6 +42,7 @@ from .base import (
 from .claude import ClaudeCodeReader
 from .codex import CodexReader
 from .copilot import CopilotCliReader
+from .cursor import CursorReader
 from .draft import SessionDraft
 from .einox import EinoxReader
 from .gemini import GeminiCliReader
@@ -80,6 +81,7 @@ READERS: dict[str, Reader] = registry(
     QwenCodeReader(),
     CodexReader(),
     CopilotCliReader(),
+    CursorReader(),
     PiReader(),
     AgentSessionReader(),
 )
