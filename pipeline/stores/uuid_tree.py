@@ -51,6 +51,30 @@ Chain = dict[str, Record]
 Parents = dict[str, "str | None"]
 
 
+def first_of_each(records: list[Record]) -> Chain:
+    """uuid -> the first record of that uuid (a repeat is the earlier one's copy)."""
+    chain: Chain = {}
+    for r in records:
+        if r.uuid and r.uuid not in chain:
+            chain[r.uuid] = r
+    return chain
+
+
+_SESSION_ID = re.compile(rb'"sessionId":\s*"([^"\\]+)"')
+
+
+def first_session_id(path: Path) -> str:
+    """The first ``sessionId`` a line of the file names, without parsing it (else its stem)."""
+    try:
+        with open_input(path) as fh:
+            for line in fh:
+                if m := _SESSION_ID.search(line):
+                    return m.group(1).decode("utf-8", errors="replace")
+    except OSError:
+        pass
+    return path.stem
+
+
 def children(chain: Chain, parent: Parents) -> dict[str, list[str]]:
     """uuid -> its children's uuids, in file order."""
     out: dict[str, list[str]] = defaultdict(list)

@@ -14,7 +14,6 @@ reserved ``leaf`` label, which the ``current`` policy follows.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from ..base import Fixture, Location, Unit, UnitOptions, read_input
 from ..draft import EPOCH, SessionDraft
 from ..regular import open_input
 from ..template import ConvertingReader
-from ..uuid_tree import places
+from ..uuid_tree import first_session_id, places
 from .convert import tree_entries
 from .files import agents_in, looks_like_claude, sessions_in
 from .lines import Record, read_lines
@@ -140,21 +139,9 @@ def _first_time(path: Path) -> tuple[str, str]:
     return "", path.name
 
 
-_SESSION_ID = re.compile(rb'"sessionId":\s*"([^"\\]+)"')
-
-
 def _first_sid(path: Path) -> str:
     """``_sid`` of a file without parsing it: the first ``sessionId`` a line names."""
-    if path.name.startswith("agent-"):
-        return path.stem
-    try:
-        with open_input(path) as fh:
-            for line in fh:
-                if m := _SESSION_ID.search(line):
-                    return m.group(1).decode("utf-8", errors="replace")
-    except OSError:
-        pass
-    return path.stem
+    return path.stem if path.name.startswith("agent-") else first_session_id(path)
 
 
 def _sid(path: Path, records: list[Record]) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 from trajset.schemas.session import Issue
 
 from ..jsonl import json_kind
-from ..uuid_tree import Record, acyclic, children, linearise, parents_first
+from ..uuid_tree import Record, acyclic, children, first_of_each, linearise, parents_first
 
 JSON = Any
 STRUCTURAL = frozenset({"progress", "attachment", "system", "queue-operation", "permission-mode"})
@@ -138,10 +138,7 @@ def _is_fork(kids: list[str], children: dict[str, list[str]], chain: dict[str, R
 
 def build(records: list[Record]) -> Tree:
     """The session's tree from its chain entries (the first of a repeated uuid kept)."""
-    chain: dict[str, Record] = {}
-    for r in records:
-        if r.uuid and r.uuid not in chain:
-            chain[r.uuid] = r
+    chain = first_of_each(records)
     parent: dict[str, str | None] = {
         u: (r.raw.get("parentUuid") if r.raw.get("parentUuid") in chain else None)
         for u, r in chain.items()

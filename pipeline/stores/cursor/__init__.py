@@ -23,7 +23,7 @@ from ..draft import EPOCH, SessionDraft
 from ..regular import open_input
 from ..template import ConvertingReader
 from .chat import chat_entries
-from .files import conversations, is_store, rank
+from .files import conversations, rank
 from .store import Store, read_store_db
 from .times import iso
 from .transcripts import HARNESS, query, read_transcript, read_txt, text_of
@@ -63,7 +63,7 @@ class CursorReader(ConvertingReader[Source, Source]):
         subagents' (transcript stems)."""
         first = Path(unit.files[0])
         sid = unit.key or _id(first)
-        if is_store(first):
+        if first.suffix == ".db":
             with suppress(SessionReadError):
                 sid = str(read_store_db(first).meta.get("agentId") or sid)
         return [sid, *(Path(f).stem for f in unit.files[1:] if Path(f).parent.name == "subagents")]
@@ -75,7 +75,7 @@ class CursorReader(ConvertingReader[Source, Source]):
             if unit.key:
                 data, _ = load_composer(first, unit.key)
                 where = ((data.get("workspaceIdentifier") or {}).get("uri") or {}).get("fsPath")
-            elif is_store(first):
+            elif first.suffix == ".db":
                 store = read_store_db(first)
                 where = _workspace(store)
             else:
@@ -103,7 +103,7 @@ class CursorReader(ConvertingReader[Source, Source]):
         if not earlier:
             if path.name == "state.vscdb":
                 return Source(path, "main", composer=load_composer(path, unit.key))
-            store = read_store_db(path) if is_store(path) else None
+            store = read_store_db(path) if path.suffix == ".db" else None  # found by is_store
             return Source(path, "main", store)
         if path.parent.name == "subagents":
             return Source(path, "subagent")
@@ -149,7 +149,7 @@ def _workspace(store: Store) -> str:
 
 def _id(path: Path) -> str:
     """A file's conversation id (a CLI store's folder, a transcript's stem)."""
-    return path.parent.name if is_store(path) else path.stem
+    return path.parent.name if path.suffix == ".db" else path.stem  # a unit's store: is_store
 
 
 def _first_prompt(path: Path) -> str:

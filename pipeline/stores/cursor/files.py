@@ -156,7 +156,7 @@ def conversations(path: Path) -> list[Conversation]:
         else [f for h in homes for f in (*stores(h), *_transcripts(h))]
     )
     for f in files:
-        cid = f.parent.name if is_store(f) else transcript_id(f)
+        cid = f.parent.name if f.suffix == ".db" else transcript_id(f)  # stores: is_store
         c = by_id.setdefault(cid, Conversation(cid))
         c.sources.append(f)
     for c in by_id.values():

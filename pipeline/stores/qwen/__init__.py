@@ -28,7 +28,7 @@ from ..base import Fixture, Location, Unit, UnitOptions
 from ..draft import EPOCH, SessionDraft
 from ..regular import open_input
 from ..template import ConvertingReader
-from ..uuid_tree import Record, places
+from ..uuid_tree import Record, first_session_id, places
 from .convert import tree_entries
 from .files import is_qwen, project_files, projects
 from .records import MESSAGES, read_records
@@ -139,7 +139,7 @@ class QwenCodeReader(ConvertingReader[Read, Session]):
         return [
             f"{Path(f).parent.name}:{_agent_id(Path(f))}"
             if _is_agent(Path(f))
-            else _first_sid(Path(f))
+            else first_session_id(Path(f))
             for f in unit.files
         ]
 
@@ -174,19 +174,6 @@ def _first_time(path: str) -> tuple[str, bool, str]:
 
 
 _TIMESTAMP = re.compile(rb'"timestamp":\s*"([^"\\]+)"')
-_SESSION_ID = re.compile(rb'"sessionId":\s*"([^"\\]+)"')
-
-
-def _first_sid(path: Path) -> str:
-    """The first ``sessionId`` the file names, without parsing it (else its stem)."""
-    try:
-        with open_input(path) as fh:
-            for line in fh:
-                if m := _SESSION_ID.search(line):
-                    return m.group(1).decode("utf-8", errors="replace")
-    except OSError:
-        pass
-    return path.stem
 
 
 def _sid(path: Path, records: list[Record]) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 from trajset.schemas.session import Issue
 
 from ..jsonl import json_kind
-from ..uuid_tree import Record, acyclic, children, linearise, parents_first
+from ..uuid_tree import Record, acyclic, children, first_of_each, linearise, parents_first
 
 JSON = Any
 #: the synthetic root every Qwen root hangs under (so a rewind to the first prompt forks)
@@ -68,10 +68,7 @@ class Tree:
 
 def build(records: list[Record]) -> Tree:
     """The session's tree from its records (the first of a repeated uuid kept)."""
-    chain: dict[str, Record] = {}
-    for r in records:
-        if r.uuid and r.uuid not in chain:
-            chain[r.uuid] = r
+    chain = first_of_each(records)
     tree = Tree([], {u: _parent(r, chain) for u, r in chain.items()}, chain)
     for r in chain.values():
         _check_parent(r, chain, tree.issues)
