@@ -44,6 +44,7 @@ from trajset.redactors import (
     build_redactor,
     custom_rule,
     read_terms,
+    ruleset_version,
     selected_rules,
 )
 
@@ -115,6 +116,11 @@ class ExportOptions:
     def rule_names(self) -> list[str]:
         """The redaction rules in force, as versioned names (written into the manifest)."""
         return self.builtin_rules() + [name for name, _ in self.custom_rules if self.redact]
+
+    def redaction_version(self) -> str:
+        """The rule set's version (``ruleset_version``), stamped on every row and trace."""
+        custom = list(self.custom_rules) if self.redact else []
+        return ruleset_version(self.builtin_rules(), custom)
 
     def redactor(
         self,

@@ -16,7 +16,10 @@ working folders, remotes) become pseudonyms stable per export
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
+
+import rfc8785
 
 from . import command_line, detectors, passwords, pii, structure
 from .base import PLACEHOLDER_BYTES_RE, PLACEHOLDER_RE, Placeholders, Rule, RuleError, base_name
@@ -113,6 +116,22 @@ def build_redactor(
     )
 
 
+#: the version of no redaction at all (``--no-redact``)
+UNREDACTED = "none"
+
+
+def ruleset_version(names: Sequence[str], custom: Sequence[tuple[str, str]] = ()) -> str:
+    """A short, stable name of a rule set: ``rs-`` and 12 hex digits of the SHA-256 of its
+    versioned rule names and custom ``(name, pattern)`` rules, in any order.  Rules are
+    versioned by name (a changed rule gets a new name), so two exports share a version
+    exactly when the same rules ran.  Literal secrets and listed terms are values, not
+    rules: they never enter it (a hash of a short secret could be reversed)."""
+    if not names and not custom:
+        return UNREDACTED
+    spec = {"rules": sorted(set(names)), "custom": sorted([n, p] for n, p in custom)}
+    return "rs-" + hashlib.sha256(rfc8785.dumps(spec)).hexdigest()[:12]
+
+
 #: the shortest literal secret accepted; shorter ones would match ordinary text
 SECRET_FLOOR = 4
 
@@ -152,6 +171,7 @@ __all__ = [
     "PLACEHOLDER_BYTES_RE",
     "PLACEHOLDER_RE",
     "REGISTRY",
+    "UNREDACTED",
     "Identity",
     "Placeholders",
     "Pseudonyms",
@@ -165,6 +185,7 @@ __all__ = [
     "custom_rule",
     "read_terms",
     "resolve",
+    "ruleset_version",
     "selected_rules",
     "strip_raw_items",
 ]

@@ -12,6 +12,8 @@ COMMON: dict[str, str] = {
     "session_id": "the session's id in its store",
     "leaf_id": "id of the entry the trajectory ends at; with session_id, a trajectory's key",
     "split": "train, or the --split name its session was assigned to (one per tree)",
+    "redaction_version": "the redaction rule set the row went through (rs-<12 hex>: its "
+    "versioned rules, listed in the manifest; none with --no-redact)",
     "agent_name": "the agent that wrote the session",
     "agent_version": "the agent's version",
     "model_name": "the model that answered (the last one named on the path, for a trajectory)",

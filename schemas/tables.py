@@ -40,6 +40,10 @@ MESSAGE = pa.struct(
 
 MESSAGES = pa.list_(MESSAGE)
 
+#: the version of the redaction rule set a row went through (``redactors.ruleset_version``):
+#: every row of a publish's repository says which rules it passed, so versions never mix
+REDACTION_VERSION = pa.field("redaction_version", pa.string())
+
 TRAJECTORIES = pa.schema(
     [
         pa.field("session_id", pa.string(), nullable=False),
@@ -71,6 +75,7 @@ TRAJECTORIES = pa.schema(
         pa.field("duration_sec", pa.float64()),
         pa.field("content_hash", pa.string()),
         pa.field("split", pa.string()),  # train, or a --split name
+        REDACTION_VERSION,
     ]
 )
 
@@ -92,6 +97,7 @@ SFT = pa.schema(
         pa.field("recovered", pa.bool_()),
         pa.field("duration_sec", pa.float64()),
         pa.field("split", pa.string()),  # train, or a --split name
+        REDACTION_VERSION,
     ]
 )
 
@@ -137,6 +143,7 @@ STEPS = pa.schema(
         pa.field("llm_call_count", pa.int32()),
         pa.field("extra", pa.string()),
         pa.field("split", pa.string()),  # train, or a --split name
+        REDACTION_VERSION,
     ]
 )
 
@@ -152,6 +159,7 @@ OUTCOMES = pa.schema(
         pa.field("details", pa.string()),
         pa.field("leaf_ids", pa.list_(pa.string())),
         pa.field("split", pa.string()),  # train, or a --split name
+        REDACTION_VERSION,
     ]
 )
 
@@ -173,6 +181,7 @@ PREFERENCES = pa.schema(
         pa.field("policy", pa.string()),
         pa.field("tools", pa.string()),
         pa.field("split", pa.string()),  # train, or a --split name
+        REDACTION_VERSION,
     ]
 )
 
@@ -188,6 +197,7 @@ KTO = pa.schema(
         pa.field("label", pa.bool_()),
         pa.field("tools", pa.string()),
         pa.field("split", pa.string()),  # train, or a --split name
+        REDACTION_VERSION,
     ]
 )
 
@@ -198,6 +208,7 @@ TOKENIZED = pa.schema(
         pa.field("leaf_id", pa.string(), nullable=False),
         pa.field("window", pa.int32(), nullable=False),
         pa.field("split", pa.string()),
+        REDACTION_VERSION,
         pa.field("input_ids", pa.list_(pa.int32())),
         pa.field("assistant_masks", pa.list_(pa.int8())),  # 1 exactly on trainable tokens
         pa.field("n_tokens", pa.int32()),
@@ -212,6 +223,7 @@ PAIR_TOKENS = pa.schema(
         pa.field("pair_id", pa.string(), nullable=False),
         pa.field("session_id", pa.string(), nullable=False),
         pa.field("split", pa.string()),
+        REDACTION_VERSION,
         pa.field("prompt_tokens", pa.int32()),
         pa.field("chosen_tokens", pa.int32()),
         pa.field("rejected_tokens", pa.int32()),

@@ -135,11 +135,13 @@ class _RowGroups:
 @dataclass(frozen=True)
 class Split:
     """The rows of one split: those of the ``include`` sessions, or of every session but the
-    ``exclude`` ones (``train``), with their ``split`` column set to ``name``."""
+    ``exclude`` ones (``train``), with their ``split`` column set to ``name`` and, given a
+    ``redaction_version``, that column set to it (the run's rule set)."""
 
     name: str = "train"
     include: frozenset[str] | None = None
     exclude: frozenset[str] = frozenset()
+    redaction_version: str | None = None
 
     def rows(self, group: pa.Table) -> pa.Table:
         if self.include is not None or self.exclude:
@@ -149,11 +151,12 @@ class Split:
                 for s in sessions
             ]
             group = group.filter(pa.array(keep))
-        i = group.schema.get_field_index("split")
-        if i < 0:  # errors.parquet has no splits
-            return group
-        column = pa.array([self.name] * group.num_rows, pa.string())
-        return group.set_column(i, group.schema.field(i), column)
+        for name, value in (("split", self.name), ("redaction_version", self.redaction_version)):
+            i = group.schema.get_field_index(name)
+            if i >= 0 and value is not None:  # errors.parquet has neither
+                column = pa.array([value] * group.num_rows, pa.string())
+                group = group.set_column(i, group.schema.field(i), column)
+        return group
 
 
 def _with_inferred_tools(table: pa.Table, tools: dict[tuple[str, str], str]) -> pa.Table:

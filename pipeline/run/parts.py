@@ -85,9 +85,11 @@ class Assembly:
         splits: Splits = (),
         split_by: str | None = None,
         audit: bool = False,
+        redaction_version: str | None = None,
     ) -> None:
         self.out, self.near, self.splits, self.split_by = out, near, splits, split_by
         self.audit = audit  # the shards count the placeholders in the rows they write
+        self.redaction_version = redaction_version  # stamped on every row
         self.plans = {name: ShardPlan(out, name, settings) for name in CONFIGS}
         self.digests: Digests = {}  # every row's, per table, in unit order
         self.dropped: dict[str, dict[RowKey, RowKey]] = {}  # per table
@@ -131,9 +133,11 @@ class Assembly:
                 task = replace(
                     task,
                     audit=self.audit,
-                    split=Split(name, exclude=held)
+                    split=Split(name, exclude=held, redaction_version=self.redaction_version)
                     if name == TRAIN
-                    else Split(name, include=frozenset(placed.get(name, ()))),
+                    else Split(
+                        name, frozenset(placed.get(name, ())), frozenset(), self.redaction_version
+                    ),
                 )
                 tasks.append(task)
         return sorted(tasks, key=lambda t: t.nbytes, reverse=True)

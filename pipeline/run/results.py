@@ -225,6 +225,7 @@ def redaction_report(options: ExportOptions, ledger: Ledger, redactor: Redactor)
     counts = ledger.counts
     return {
         "rules": options.rule_names(),
+        "version": options.redaction_version(),  # on every row (``redaction_version``)
         "secrets": options.secret_count,  # how many --secret values and --redact-terms, and
         "terms": options.term_count,  # identities per kind given a pseudonym: never the values
         "identities": redactor.identities,

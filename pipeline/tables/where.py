@@ -18,11 +18,13 @@ from ..errors import UsageError
 if TYPE_CHECKING:  # polars is imported where a filter is used (0.1 s of every process otherwise)
     import polars as pl
 
-#: scalar columns of ``trajectories`` a filter may use (``split`` is decided after it)
+#: scalar columns of ``trajectories`` a filter may use (``split`` and ``redaction_version``
+#: are set after it)
 FILTER_COLUMNS = tuple(
     f.name
     for f in TRAJECTORIES
-    if f.name not in ("messages", "preferred_over", "tools", "content_hash", "split")
+    if f.name
+    not in ("messages", "preferred_over", "tools", "content_hash", "split", "redaction_version")
 )
 
 

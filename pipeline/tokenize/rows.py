@@ -77,7 +77,7 @@ def tokenized_rows(
                 "session_id": row["session_id"], "leaf_id": row["leaf_id"],
                 "window": row["window"], "split": row.get("split"), "input_ids": ids,
                 "assistant_masks": masks, "n_tokens": len(ids), "n_trainable": sum(masks),
-                "truncated": truncated,
+                "truncated": truncated, "redaction_version": row.get("redaction_version"),
             }  # fmt: skip
 
 
@@ -117,4 +117,5 @@ def pair_rows(renderer: Renderer, rows: Sequence[Row], counts: Counter[str]) -> 
                 "pair_id": row["pair_id"], "session_id": row["session_id"],
                 "split": row.get("split"), "prompt_tokens": head + prompt,
                 "chosen_tokens": chosen - prompt, "rejected_tokens": rejected - prompt,
+                "redaction_version": row.get("redaction_version"),
             }  # fmt: skip
