@@ -220,6 +220,16 @@ FLAGS: tuple[Flag, ...] = (
         manifest=("kto_from", lambda o: o.kto_from),
     ),
     Flag(
+        "traces",
+        bool,
+        "Also write traces/: one redacted file per session that the Hub's trace viewer "
+        "shows (Claude Code, Codex and Pi sessions in their agent's own shape, branches "
+        "kept; other stores in the Session Trace Simple Format).",
+        bool,
+        ("--traces",),
+        manifest=("traces", lambda o: o.traces),
+    ),
+    Flag(
         "split",
         list[str],
         "A split beside train, NAME=FRACTION of the sessions (repeatable, e.g. --split "

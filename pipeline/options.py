@@ -100,6 +100,7 @@ class ExportOptions:
     split: Splits = ()  # (name, fraction) beside train, by session (``splits``)
     split_by: str | None = None  # a trajectories column the splits are stratified by
     tokenize: TokenizeOptions | None = None  # --tokenizer: the tokenized configs too
+    traces: bool = False  # --traces: traces/, one redacted file per session for the Hub's viewer
 
     def policies(self) -> list[Policy]:
         return [parse_policy(p) for p in self.prefer]
@@ -358,6 +359,7 @@ def resolve(
         split=parse_splits(_pick(flags.get("split"), conf, "split", None) or ()),
         split_by=_split_by(flags, conf),
         tokenize=tokenizing.from_flags(flags, conf),
+        traces=bool(_pick(flags.get("traces"), conf, "traces", False)),
     )
     options.policies()  # fail early on a bad --prefer
     run = RunOptions(

@@ -1,7 +1,7 @@
 """``trajset scan DIR``: every detector over every file of an export; findings by file and rule.
 
-Documents and the card, the manifest and every Parquet table (decoded: each
-string value, JSON text included) and the files' own names are examined with
+Documents and the card, the manifest, every Parquet table (decoded: each
+string value, JSON text included), every trace line and the files' own names are examined with
 the same rules an export uses, and with detect-secrets (``second_opinion.py``),
 whose findings name their row or member.  Placeholders are not findings; the
 text of a finding is never shown.  Meant as the last look before a dataset leaves.
@@ -46,6 +46,12 @@ def _scan_file(path: Path, redactor: Redactor, found: Placeholders) -> None:
             redactor.value(json.loads(path.read_text(encoding="utf-8")), found)
         except ValueError:
             redactor.text(path.read_text(encoding="utf-8", errors="replace"), found)
+    elif path.suffix == ".jsonl":  # traces: each line's values, as they were redacted
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                redactor.value(json.loads(line), found)
+            except (ValueError, RecursionError):
+                redactor.text(line, found)
     else:
         redactor.text(path.read_text(encoding="utf-8", errors="replace"), found)
 

@@ -84,6 +84,12 @@ def _places(path: Path) -> Iterator[tuple[str, str]]:
         except ValueError:
             pass
     for n, line in enumerate(text.splitlines(), 1):
+        if path.suffix == ".jsonl":  # a trace: each line's strings, as in a document
+            try:
+                yield from _strings(json.loads(line), f"line {n} ")
+                continue
+            except (ValueError, RecursionError):
+                pass
         yield f"line {n}", line
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import rfc8785
 
@@ -128,7 +129,10 @@ def ruleset_version(names: Sequence[str], custom: Sequence[tuple[str, str]] = ()
     rules: they never enter it (a hash of a short secret could be reversed)."""
     if not names and not custom:
         return UNREDACTED
-    spec = {"rules": sorted(set(names)), "custom": sorted([n, p] for n, p in custom)}
+    spec: dict[str, list[Any]] = {
+        "rules": sorted(set(names)),
+        "custom": sorted([n, p] for n, p in custom),
+    }
     return "rs-" + hashlib.sha256(rfc8785.dumps(spec)).hexdigest()[:12]
 
 

@@ -68,6 +68,8 @@ class TreeReport:
     entries_changed: int = 0
     hashed_context_entries_changed: int = 0
     environment_dropped: int = 0
+    #: the tree's placeholders: a copy of its store files (``--traces``) numbers alike
+    placeholders: Placeholders | None = None
 
 
 #: the encodings a producer may have used, most common first
@@ -333,6 +335,7 @@ class Redactor:
                 report.hashed_context_entries_changed += 1
             entries.append(Entry.of(new, e.line, e.index))
         report.findings.update(placeholders.findings)
+        report.placeholders = placeholders
         header_model = (
             session.header if new_header is session.header_raw else validate_header(new_header)
         )

@@ -15,10 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .context import Context
 from .session import Session
+
+if TYPE_CHECKING:
+    from trajset.redactors.base import Placeholders
 
 JSON = Any
 Message = dict[str, JSON]  # one TRL chat message (schemas.tables.MESSAGE)
@@ -42,6 +45,8 @@ class SessionInput:
 
     session: Session
     subsessions: dict[str, Session] = field(default_factory=dict)
+    #: the placeholders its redaction numbered (``TreeReport.placeholders``), for its trace
+    placeholders: Placeholders | None = None
 
 
 @dataclass(frozen=True)

@@ -190,6 +190,8 @@ class Session:
     counts: dict[str, int] = field(default_factory=dict)
     #: (kind, value) of each identity its reader met while converting it (``SessionDraft.meet``)
     met: list[tuple[str, str]] = field(default_factory=list)
+    #: the store files it was read from, its own first (``SessionDraft.files``)
+    files: tuple[str, ...] = ()
     by_id: dict[str, Entry] = field(default_factory=dict)
     children_of: dict[str, list[str]] = field(default_factory=dict)
     _labels: dict[str, str] | None = field(default=None, init=False, repr=False, compare=False)
@@ -213,6 +215,7 @@ class Session:
             self.issues,
             self.counts,
             self.met,
+            self.files,
         )
 
     # -- tree helpers (spec §3.3) ---------------------------------------------

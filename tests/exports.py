@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from trajset.pipeline import ExportOptions, RunOptions, read_store, run_export
 from trajset.schemas.session import Session
@@ -43,3 +44,15 @@ def data_files(out: Path) -> dict[str, bytes]:
         for p in sorted((out / d).rglob("*"))
         if p.is_file()
     } | {"errors.parquet": (out / "errors.parquet").read_bytes()}
+
+
+def unstamped(path: Path) -> Any:
+    """A data file's content apart from the rule set it names: a Parquet table's rows without
+    ``redaction_version`` (a redacted and an unredacted export differ there by design),
+    any other file's bytes."""
+    if path.suffix != ".parquet":
+        return path.read_bytes()
+    table = pq.read_table(path)
+    if "redaction_version" in table.column_names:
+        table = table.drop_columns(["redaction_version"])
+    return table.to_pylist()

@@ -296,12 +296,15 @@ def test_a_secret_planted_in_any_string_field_reaches_no_output(
     case: tuple[str, Path], tmp_path: Path, readers: dict[str, Reader]
 ) -> None:
     """Each string field of the store's files gets a secret of its own (``planting.py``);
-    none may reach an output byte, a file name or an error row."""
+    none may reach an output byte, a file name or an error row, the traces included (a
+    native trace copies every line of the store's files, each value redacted)."""
     _, store = case
     secrets = plant_all(store)
     assert secrets, "no field could be planted"
     out = tmp_path / "out"
-    run = run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    run = run_export([store], out, ExportOptions(traces=True), RunOptions(workers=1))
+    traced = run.counts["traces_native"] + run.counts["traces_sts"]
+    assert traced == run.counts["sessions_exported"]  # one trace per session with documents
     found = leaks(out, secrets, run.errors)
     assert not found, f"{len(found)} planted secrets reached the export: {found[:10]}"
 

@@ -71,7 +71,7 @@ def test_every_recipe_of_the_card_runs_as_written(
 ) -> None:
     store = lay_out(fixture, tmp_path / "store")
     out = tmp_path / "out"
-    run_export([store], out, ExportOptions(), RunOptions(workers=1))
+    run_export([store], out, ExportOptions(traces=True), RunOptions(workers=1))
     card = (out / "README.md").read_text(encoding="utf-8")
     usage = card[card.index("## Usage") :]
     blocks = BLOCK.findall(usage)
@@ -88,6 +88,8 @@ def test_every_recipe_of_the_card_runs_as_written(
         r"(\w+Config)\(output_dir=", r"\1(max_steps=1, report_to=[], output_dir=", script
     )
     exec(compile(script, f"card of {kind}", "exec"), namespace)
+    traced = sorted((out / "traces").glob("*/*.jsonl"))
+    assert namespace["traces"].num_rows == len(traced) > 0  # one row per trace file
     trained = [k for k in ("sft", "pairs", "kto") if k in namespace]
     assert "trainer" in namespace and "sft" in trained
     if "pairs" in namespace:  # the pairs trained a DPO step and a reward model's step

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from tests.builder import SessionBuilder
+from tests.exports import unstamped
 from trajset.pipeline.cli import app
 from trajset.redactors import build_redactor, selected_rules
 from trajset.redactors.base import PLACEHOLDER_RE, Placeholders
@@ -172,9 +174,9 @@ def _clean_store(root: Path) -> Path:
     return store
 
 
-def _data_files(out: Path) -> dict[str, bytes]:
+def _data_files(out: Path) -> dict[str, Any]:
     return {
-        str(p.relative_to(out)): p.read_bytes()
+        str(p.relative_to(out)): unstamped(p)
         for p in sorted(out.rglob("*"))
         if p.is_file()
         and p.name not in ("manifest.json", "README.md")

@@ -115,6 +115,8 @@ def front_matter(manifest: JSON, license_id: str, pretty_name: str) -> str:
             for i, n in enumerate(names)
         ],
     }
+    if (manifest.get("counts") or {}).get("trace_files"):  # export --traces
+        meta["tags"].append("agent-traces")
     infos = [_dataset_info(n, tables[n]) for n in names if n in tables]
     if infos:
         meta["dataset_info"] = infos

@@ -154,6 +154,28 @@ over-long pairs: `short = {r["pair_id"] for r in load_dataset(REPO, "pair_tokens
 split="train") if r["prompt_tokens"] + max(r["chosen_tokens"], r["rejected_tokens"]) <= 4096}`.
 """
 
+TRACES = """### Traces (`traces/`)
+
+```python
+import json
+import os
+from huggingface_hub import snapshot_download
+
+# one file per session, as the Hub's trace viewer shows it; one row per file here
+here = REPO if os.path.isdir(REPO) else snapshot_download(
+    REPO, repo_type="dataset", allow_patterns="traces/*")
+traces = load_dataset("text", data_files=f"{here}/traces/*/*.jsonl", sample_by="document",
+                      split="train")
+lines = [json.loads(line) for line in traces[0]["text"].splitlines()]
+print(lines[0]["trajset"])  # the session, its store kind, the shape, the redaction rule set
+```
+
+Claude Code, Codex and Pi sessions are their agent's own files (every branch kept), every
+value redacted as the tables are; other stores' sessions are their main trajectory in the Hub's
+Session Trace Simple Format. The traces are no config of this card: `datasets` reads a
+repository with one builder, Parquet here.
+"""
+
 #: config -> the recipe shown when the config has rows
 RECIPES = {"trajectories": EVALUATE, "sft": SFT, "preferences": DPO + "\n" + REWARD,
            "kto": KTO, "tokenized": TOKENIZED}  # fmt: skip
@@ -198,4 +220,5 @@ def usage(configs: list[str], counts: dict[str, int] | None = None) -> str:
         )
     max_length, lengths = _lengths(counts or {})
     header = HEADER.format(max_length=max_length, lengths=lengths)
-    return "\n".join([header, *(RECIPES[c] for c in RECIPES if c in configs)])
+    traces = [TRACES] if (counts or {}).get("trace_files") else []
+    return "\n".join([header, *(RECIPES[c] for c in RECIPES if c in configs), *traces])

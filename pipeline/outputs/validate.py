@@ -3,7 +3,8 @@
 Documents are checked with the ATIF v1.8 models; each Parquet file must have
 exactly the declared schema; every config of the card's YAML must point at
 files that exist, and every table folder must be a config; ``sft`` and ``steps``
-rows must pass the row checks every training row must (``row_checks``).
+rows must pass the row checks every training row must (``row_checks``); every trace
+must read back as the viewer's format (``traces.check``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from trajset.schemas.atif import validate_document
 
 from ..tables import CONFIGS, DERIVED, SCHEMAS
 from .row_checks import sft_violations, steps_violations
+from .traces import FOLDER
+from .traces.check import trace_problems
 
 
 def card_metadata(readme: Path) -> dict[str, Any]:
@@ -131,9 +134,14 @@ def validate_folder(directory: Path) -> tuple[list[str], str]:
             err = f"not readable JSON: {exc}"
         if err:
             problems.append(f"{f}: {err}")
+    traces = sorted((directory / FOLDER).glob("*/*.jsonl"))
+    for f in traces:
+        problems += trace_problems(f)
     table_problems, checked, rows = _table_problems(directory)
     problems += table_problems + _card_problems(directory, rows) + _row_problems(directory)
+    also = f", {len(traces)} traces" if traces else ""
     summary = (
-        f"{len(docs)} ATIF documents, {checked} Parquet files checked: {len(problems)} problem(s)"
+        f"{len(docs)} ATIF documents, {checked} Parquet files{also} checked: "
+        f"{len(problems)} problem(s)"
     )
     return problems, summary

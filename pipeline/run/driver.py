@@ -227,10 +227,8 @@ def run_export(
         )  # fmt: skip
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         near = options.dedup_threshold if options.dedup == "near" else None
-        assembly = Assembly(
-            target, run.settings, near, options.split, options.split_by, redactor.active,
-            options.redaction_version(),
-        )  # fmt: skip
+        assembly = Assembly(target, run.settings, near, options.split, options.split_by,
+                            redactor.active, options.redaction_version())  # fmt: skip
         with small_pages(), make_executor(run) as executor, _closed(index, inputs):
             with fewer_collections():
                 start = RunResult(inputs, errors=unnamed)

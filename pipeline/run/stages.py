@@ -142,7 +142,7 @@ def redact(scope: UnitScope, inputs: Iterable[SessionInput]) -> Iterator[Session
                     for sid, s in inp.subsessions.items()
                     if _refused(rt, s) is None
                 }
-                inp = SessionInput(session, subs)
+                inp = SessionInput(session, subs, report.placeholders)
                 st.passed += 1
             ledger.redacted("tree", report.findings)
             ledger.add("redacted_entries", report.entries_changed)

@@ -27,6 +27,7 @@ from trajset.schemas.records import (
 
 from ..outputs import row_checks
 from ..outputs.documents import write_document, write_media
+from ..outputs.traces import write_trace
 from ..tables import TABLES, Row
 from .context import UnitScope
 
@@ -160,7 +161,24 @@ def _write_documents(scope: UnitScope, ex: SessionExport) -> int:
             scope.ledger.redacted("atif", placeholders)
             st.passed += 1
             result.documents.append(et.name)
+            if et.trajectory.main and scope.ctx.options.traces:
+                written += _write_trace(scope, ex, et)
     return written
+
+
+def _write_trace(scope: UnitScope, ex: SessionExport, et: ExportedTrajectory) -> int:
+    """The session's trace (``outputs.traces``), written with its main document."""
+    rt, inp, ledger = scope.rt, ex.source.input, scope.ledger
+    redactor = rt.redactor if rt.redactor.active else None
+    done = write_trace(
+        scope.ctx.out, inp.session, et.document, et.name, redactor, inp.placeholders,
+        scope.ctx.options.redaction_version(),
+    )  # fmt: skip
+    ledger.add("traces_native" if done.native else "traces_sts")
+    ledger.add("trace_files", len(done.files))
+    ledger.add("trace_lines_left_out", done.dropped_lines)
+    ledger.redacted("traces", dict(done.placeholders))
+    return done.bytes
 
 
 def _write_prompt_media(scope: UnitScope, ex: SessionExport) -> None:

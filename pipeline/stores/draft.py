@@ -72,6 +72,9 @@ class SessionDraft:
         #: (kind, value) of each identity met while converting, in order
         self.met: list[tuple[str, str]] = []
         self.ts = ts
+        #: the store's files the session was read from, its own first: ``source`` alone
+        #: unless the reader joined several (a fork's copy), as ``--traces`` copies them
+        self.files: tuple[str, ...] = (source,)
         self._bad_times: set[str] = set()
 
     # ------------------------------------------------------------------ entries
@@ -192,6 +195,7 @@ class SessionDraft:
             issues=[*self.issues, *self.notes],
             counts=counts,
             met=list(self.met),
+            files=self.files,
         )
 
     def _as_tree(self) -> list[dict[str, Any]]:

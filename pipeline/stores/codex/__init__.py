@@ -128,6 +128,7 @@ def _session(tree: Tree, dups: dict[str, Duplicates]) -> Session:
     meta = tree.root.meta
     version = str(meta["cli_version"]) if meta.get("cli_version") else ""
     d = SessionDraft(tree.thread, tree.root.path, "codex", "codex", version)
+    d.files = tuple(dict.fromkeys([tree.root.path, *(p.rollout.path for p in tree.placed)]))
     c = convert(tree, dups, d)
     d.label_leaf(c.current)
     created = str(meta.get("timestamp") or "")

@@ -80,6 +80,7 @@ def _first(entries: list[dict[str, JSON]], kind: str, key: str) -> JSON:
 def _session(tree: Tree, stems: set[str]) -> SessionDraft:
     h = tree.root.header
     d = SessionDraft(str(h["id"]), tree.root.path, "pi", "pi")
+    d.files = tuple(str(f.path) for f in tree.files)
     c = Converter(tree.entries, d)
     first_ts = next(
         (
