@@ -118,6 +118,16 @@ FLAGS: tuple[Flag, ...] = (
     Flag("secret", list[str], "A literal secret to redact."),
     Flag("secret_env", list[str], "An environment variable whose value is a secret.", list),
     Flag(
+        "pseudonym_key_env",
+        str,
+        "An environment variable holding a key (16+ random characters, kept secret) that "
+        "names identities by a keyed hash (user_3f9a0c1d2e) instead of numbering them per "
+        "export: the same pseudonyms in every export, so a publish of a grown store sends "
+        "only new and changed sessions.",
+        str,
+        manifest=("pseudonyms", lambda o: o.pseudonym_key_id or "numbered"),
+    ),
+    Flag(
         "redact_terms",
         Path,
         "A file of names to redact as [REDACTED:term:N], one per line: people, companies, "

@@ -47,6 +47,7 @@ from trajset.redactors import (
     ruleset_version,
     selected_rules,
 )
+from trajset.redactors.identities import PSEUDONYM_KEY_FLOOR, key_id
 
 from . import tokenizing
 from .errors import UsageError
@@ -101,6 +102,7 @@ class ExportOptions:
     split_by: str | None = None  # a trajectories column the splits are stratified by
     tokenize: TokenizeOptions | None = None  # --tokenizer: the tokenized configs too
     traces: bool = False  # --traces: traces/, one redacted file per session for the Hub's viewer
+    pseudonym_key_id: str = ""  # --pseudonym-key-env: ``identities.key_id`` of RunOptions' key
 
     def policies(self) -> list[Policy]:
         return [parse_policy(p) for p in self.prefer]
@@ -121,7 +123,7 @@ class ExportOptions:
     def redaction_version(self) -> str:
         """The rule set's version (``ruleset_version``), stamped on every row and trace."""
         custom = list(self.custom_rules) if self.redact else []
-        return ruleset_version(self.builtin_rules(), custom)
+        return ruleset_version(self.builtin_rules(), custom, self.pseudonym_key_id)
 
     def redactor(
         self,
@@ -129,12 +131,17 @@ class ExportOptions:
         terms: Sequence[str] = (),
         identities: Sequence[Identity] = (),
         roots: Sequence[str] = (),
+        pseudonym_key: str = "",
     ) -> Redactor:
+        """The run's redactor; ``pseudonym_key`` must be the key ``pseudonym_key_id`` names."""
+        if (key_id(pseudonym_key) if pseudonym_key else "") != self.pseudonym_key_id:
+            raise UsageError("the pseudonym key is not the one ExportOptions.pseudonym_key_id "
+                             "names (trajset.redactors.identities.key_id(key))")  # fmt: skip
         custom = [{"name": n, "pattern": p} for n, p in self.custom_rules] if self.redact else []
         with rule_errors_are_usage_errors():
             return build_redactor(
                 self.builtin_rules(), secrets=secrets, homes=self.homes, custom=custom,
-                terms=terms, identities=identities, roots=roots,
+                terms=terms, identities=identities, roots=roots, pseudonym_key=pseudonym_key,
             )  # fmt: skip
 
 
@@ -187,6 +194,7 @@ class RunOptions:
     fork: bool = False
     secrets: tuple[str, ...] = field(default=(), repr=False)
     terms: tuple[str, ...] = field(default=(), repr=False)  # --redact-terms, never stored
+    pseudonym_key: str = field(default="", repr=False)  # --pseudonym-key-env's value
     settings: RunSettings = field(default_factory=RunSettings)
 
 
@@ -331,6 +339,7 @@ def resolve(
     """
     conf, custom = load_config(config) if config else ({}, [])
     redact, names, rules, secrets = _redaction(flags, conf, custom)
+    key = _pseudonym_key(flags, conf) if redact else ""
     terms = _terms(flags, conf) if redact else []
     workers = _pick(flags.get("workers"), conf, "workers", None)
     workers = default_workers if workers is None else workers
@@ -360,6 +369,7 @@ def resolve(
         split_by=_split_by(flags, conf),
         tokenize=tokenizing.from_flags(flags, conf),
         traces=bool(_pick(flags.get("traces"), conf, "traces", False)),
+        pseudonym_key_id=key_id(key) if key else "",
     )
     options.policies()  # fail early on a bad --prefer
     run = RunOptions(
@@ -370,5 +380,21 @@ def resolve(
         keep_state=bool(_pick(flags.get("keep_state"), conf, "keep_state", False)),
         secrets=tuple(secrets),
         terms=tuple(terms),
+        pseudonym_key=key,
     )
     return options, run
+
+
+def _pseudonym_key(flags: dict[str, Any], conf: dict[str, Any]) -> str:
+    """``--pseudonym-key-env VAR``'s value, checked ("" without it)."""
+    var = _pick(flags.get("pseudonym_key_env"), conf, "pseudonym_key_env", None)
+    if not var:
+        return ""
+    key = os.environ.get(var)
+    if key is None:
+        raise UsageError(f"--pseudonym-key-env {var}: the environment variable is not set")
+    if len(key) < PSEUDONYM_KEY_FLOOR:
+        raise UsageError(f"--pseudonym-key-env {var}: the key has {len(key)} characters; give "
+                         f"{PSEUDONYM_KEY_FLOOR} or more random ones (`openssl rand -hex 16`), "
+                         "or its pseudonyms could be traced back to names by trying")  # fmt: skip
+    return key

@@ -88,9 +88,11 @@ def build_redactor(
     terms: Sequence[str] = (),
     identities: Sequence[Identity] = (),
     roots: Sequence[str] = (),
+    pseudonym_key: str = "",
 ) -> Redactor:
     """The redactor for the given versioned names: literal secrets, detectors, custom rules,
-    listed terms, the store's identities, then home paths."""
+    listed terms, the store's identities (numbered, or keyed by ``pseudonym_key``), then
+    home paths."""
     rules: list[StringRule] = []
     shortest = MIN_LENGTH
     if "secrets_v1" in names and secrets:
@@ -103,7 +105,10 @@ def build_redactor(
         rules.append(Terms.of(terms))
         shortest = min(shortest, TERM_FLOOR)
     homes_too = "home_paths_v3" in names
-    if "identity_v1" in names and (pseudonyms := Pseudonyms.of(identities, homes_too)).active:
+    if (
+        "identity_v1" in names
+        and (pseudonyms := Pseudonyms.of(identities, homes_too, pseudonym_key)).active
+    ):
         rules.append(pseudonyms)
         shortest = min(shortest, IDENTITY_FLOOR)
     if "home_paths_v3" in names:
@@ -121,18 +126,24 @@ def build_redactor(
 UNREDACTED = "none"
 
 
-def ruleset_version(names: Sequence[str], custom: Sequence[tuple[str, str]] = ()) -> str:
+def ruleset_version(
+    names: Sequence[str], custom: Sequence[tuple[str, str]] = (), pseudonyms: str = ""
+) -> str:
     """A short, stable name of a rule set: ``rs-`` and 12 hex digits of the SHA-256 of its
     versioned rule names and custom ``(name, pattern)`` rules, in any order.  Rules are
     versioned by name (a changed rule gets a new name), so two exports share a version
-    exactly when the same rules ran.  Literal secrets and listed terms are values, not
-    rules: they never enter it (a hash of a short secret could be reversed)."""
+    exactly when the same rules ran.  ``pseudonyms``: the key id identities were named
+    under (``identities.key_id``; "" when numbered per export).  Literal secrets and listed
+    terms are values, not rules: they never enter it (a hash of a short secret could be
+    reversed)."""
     if not names and not custom:
         return UNREDACTED
     spec: dict[str, list[Any]] = {
         "rules": sorted(set(names)),
         "custom": sorted([n, p] for n, p in custom),
     }
+    if pseudonyms and "identity_v1" in names:
+        spec["pseudonyms"] = [pseudonyms]
     return "rs-" + hashlib.sha256(rfc8785.dumps(spec)).hexdigest()[:12]
 
 

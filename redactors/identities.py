@@ -6,7 +6,9 @@ folders, git remotes and branches) and reads them cheaply before the run
 (``Reader.identities``).  The run numbers every distinct value per kind in
 unit order, so one person is ``user_3`` in every session, table and file name
 of an export, whatever the worker count, and analysis by person stays
-possible without the person.  The values never leave the run: the manifest
+possible without the person.  With a key (``--pseudonym-key-env``), a value's
+pseudonym is a keyed hash of it instead (``user_3f9a0c1d2e``): the same in every
+export, however the store grows, which an incremental publish needs.  The values never leave the run: the manifest
 counts them per kind.
 
 Every mention of a value, in any string of any session, becomes its
@@ -29,6 +31,8 @@ inside a home folder (``home_paths`` makes those ``~``).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -137,8 +141,9 @@ class Pseudonyms:
     opt_in: bool = False
 
     @classmethod
-    def of(cls, identities: Iterable[Identity], homes: bool = False) -> Pseudonyms:
-        """Numbered per kind in the order given (the run's unit order)."""
+    def of(cls, identities: Iterable[Identity], homes: bool = False, key: str = "") -> Pseudonyms:
+        """Numbered per kind in the order given (the run's unit order); with a ``key``,
+        named by a keyed hash of the value instead (``keyed``), the same in every export."""
         names: dict[str, str] = {}
         counts = dict.fromkeys(KINDS, 0)
         patterns: list[tuple[str, str]] = []
@@ -147,11 +152,11 @@ class Pseudonyms:
             if ways[0][1] in names:
                 continue
             counts[i.kind] += 1
-            pseudonym = f"{i.kind}_{counts[i.kind]}"
-            for regex, key in ways:
-                if key not in names:
-                    names[key] = pseudonym
-                    patterns.append((regex, key))
+            pseudonym = keyed(key, i.kind, ways[0][1]) if key else f"{i.kind}_{counts[i.kind]}"
+            for regex, lookup in ways:
+                if lookup not in names:
+                    names[lookup] = pseudonym
+                    patterns.append((regex, lookup))
         # longest first: a folder is found whole before a user name inside it
         ordered = sorted(patterns, key=lambda p: (-len(p[1]), p[1]))
         body = "|".join(f"(?:{r})" for r, _ in ordered) or "(?!)"
@@ -174,6 +179,23 @@ class Pseudonyms:
             or self.names.get("u:" + _user_key(found))
             or self.names.get("d:" + found.strip("-"))
         )
+
+
+#: the shortest ``--pseudonym-key-env`` value: a shorter key could be found by trying
+PSEUDONYM_KEY_FLOOR = 16
+
+
+def keyed(key: str, kind: str, lookup: str) -> str:
+    """An identity's pseudonym under ``key``: its kind and 10 hex digits of an HMAC-SHA-256
+    of its lookup key, so a value keeps its pseudonym whatever else a store holds (a grown
+    store's unchanged sessions stay byte-identical), and without the key no one can tell
+    which value it stands for."""
+    return f"{kind}_{hmac.new(key.encode(), lookup.encode(), hashlib.sha256).hexdigest()[:10]}"
+
+
+def key_id(key: str) -> str:
+    """What names a pseudonym key in a manifest and a rule set's version (never the key)."""
+    return "k-" + hashlib.sha256(b"trajset pseudonym key\0" + key.encode()).hexdigest()[:12]
 
 
 #: a user's home folder in a path, or in a project folder named after one (``-home-bob-app``)

@@ -11,7 +11,7 @@ from trajset.pipeline import ExportOptions, Mode, RunOptions, RunSettings, run_e
 
 from .fixture_stores import fixtures, lay_out
 
-DATA_DIRS = ("atif", "data")
+DATA_DIRS = ("atif", "data", "traces")
 
 
 def _data_files(root: Path) -> dict[str, bytes]:
@@ -42,31 +42,34 @@ def test_two_exports_are_byte_identical_across_worker_counts(tmp_path: Path) -> 
         for kind, found in fixtures().items()
         for i, fixture in enumerate(found)
     ]
-    opts = ExportOptions(prefer=("score",))
+    opts = ExportOptions(prefer=("score",), traces=True)
     runs = {}
     for name, workers in (("a", 1), ("b", 1), ("c", 2)):
         run = RunOptions(workers=workers, keep_state=True, settings=PER_UNIT)
         runs[name] = run_export(stores, tmp_path / name, opts, run)
     assert len(_workers(tmp_path / "a")) == 1 and len(_workers(tmp_path / "c")) == 2
     a = _data_files(tmp_path / "a")
-    assert len(a) >= 30
+    assert len(a) >= 30 and any(f.startswith("traces/") for f in a)
     assert a == _data_files(tmp_path / "b") == _data_files(tmp_path / "c")
     assert runs["a"].counts == runs["c"].counts
 
 
 def test_resume_skips_finished_units_and_gives_the_same_files(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    first = run_export([sample_store()], out, ExportOptions(), RunOptions(workers=1))
+    opts = ExportOptions(traces=True)
+    first = run_export([sample_store()], out, opts, RunOptions(workers=1))
     before = _data_files(out)
-    # Simulate a run killed midway: half the units lost their marker and their documents.
+    # Simulate a run killed midway: half the units lost their marker, documents and traces;
+    # and a trace no unit wrote (a session gone from the store) is left behind
     markers = sorted((out / ".trajset" / "units").glob("*.json"))
     for m in markers[: len(markers) // 2]:
         for name in json.loads(m.read_text())["documents"]:
             (out / "atif" / name).unlink()
+        for rel in json.loads(m.read_text())["traces"]:
+            (out / rel).unlink()
         m.unlink()
-    again = run_export(
-        [sample_store()], out, ExportOptions(), RunOptions(workers=1, mode=Mode.resume)
-    )
+    (out / "traces" / "agentsession" / "gone.jsonl").write_text("{}\n")
+    again = run_export([sample_store()], out, opts, RunOptions(workers=1, mode=Mode.resume))
     assert _data_files(out) == before
     assert again.counts == first.counts
     assert not list(out.rglob("*.tmp"))

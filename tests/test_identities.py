@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -181,3 +182,31 @@ def test_resume_after_a_new_identity_equals_a_fresh_export(tmp_path: Path) -> No
     assert data_files(out) == data_files(fresh)
     again = run_export([store], out, ExportOptions(), resume)  # nothing changed: all kept
     assert again.counts["units_reused"] == 3
+
+
+def test_a_pseudonym_key_names_each_identity_alike_in_every_export(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from trajset.pipeline.errors import UsageError
+    from trajset.pipeline.flags import FLAGS
+    from trajset.pipeline.options import resolve
+    from trajset.redactors.identities import key_id, keyed
+
+    flags = {f.name: None for f in FLAGS}
+    key = "a-long-random-key-0123456789"
+    monkeypatch.setenv("PSEUDO", key)
+    options, run = resolve({**flags, "pseudonym_key_env": "PSEUDO"}, None, 1)
+    assert run.pseudonym_key == key and options.pseudonym_key_id == key_id(key)
+    assert key not in repr(run) and key not in json.dumps(asdict(options))  # never stored
+    assert options.redaction_version() != ExportOptions().redaction_version()
+    alone = Pseudonyms.of([Identity("user", "alice")], key=key)
+    beside = Pseudonyms.of([Identity("user", "bob"), Identity("user", "alice")], key=key)
+    assert alone.pseudonym("alice") == beside.pseudonym("alice") == keyed(key, "user", "u:alice")
+    assert Pseudonyms.of([Identity("user", "alice")]).pseudonym("alice") == "user_1"
+    monkeypatch.setenv("PSEUDO", "short")
+    with pytest.raises(UsageError, match="5 characters"):
+        resolve({**flags, "pseudonym_key_env": "PSEUDO"}, None, 1)
+    with pytest.raises(UsageError, match="not set"):
+        resolve({**flags, "pseudonym_key_env": "UNSET_VARIABLE_X"}, None, 1)
+    with pytest.raises(UsageError, match="pseudonym key"):  # an id without its key
+        ExportOptions(pseudonym_key_id=key_id(key)).redactor([])

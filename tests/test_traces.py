@@ -22,6 +22,7 @@ from trajset.pipeline.stores import discover, load_unit
 from trajset.schemas.session import Session
 from trajset.schemas.sts import StsEnvelope, StsHeader, validate_line
 
+from .exports import data_files
 from .fixture_stores import fixtures, lay_out
 
 FIXTURES = fixtures()
@@ -134,3 +135,4 @@ def test_the_card_tags_traces_only_when_they_are_there(tmp_path: Path) -> None:
     card = (traced / "README.md").read_text(encoding="utf-8")
     assert "- agent-traces" in card and "### Traces" in card  # the recipe: test_recipes
     assert len(list((traced / "traces").glob("*/*.jsonl"))) == 6
+    assert data_files(traced) == data_files(plain)  # traces change no data file

@@ -48,7 +48,9 @@ def scan(
     options, run = resolve(flags, None, 1)
     # the user running the scan is looked for as a name too (an export numbers the names it knows)
     me = home_users([os.environ.get("HOME", ""), f"/home/{os.environ.get('USER', '')}"])
-    report = scan_folder(directory, options.redactor(list(run.secrets), run.terms, me))
+    report = scan_folder(
+        directory, options.redactor(list(run.secrets), run.terms, me, (), run.pseudonym_key)
+    )
     for rel, counts in sorted(report.items()):
         for rule, n in sorted(counts.items()):
             typer.echo(f"{rel}: {rule}: {n}")

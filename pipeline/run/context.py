@@ -47,6 +47,8 @@ class RunContext:
     identities: tuple[Identity, ...] = field(default=(), repr=False)
     #: the folders holding the stores: paths in error rows are shown relative to them
     roots: tuple[str, ...] = field(default=(), repr=False)
+    #: ``--pseudonym-key-env``'s key: identities named by a keyed hash ("": numbered)
+    pseudonym_key: str = field(default="", repr=False)
 
 
 @dataclass
@@ -69,7 +71,7 @@ def make_runtime(ctx: RunContext) -> Runtime:
     """What a worker derives from the run's options: built once per job, where it runs."""
     o = ctx.options
     return Runtime(
-        o.redactor(list(ctx.secrets), ctx.terms, ctx.identities, ctx.roots),
+        o.redactor(list(ctx.secrets), ctx.terms, ctx.identities, ctx.roots, ctx.pseudonym_key),
         o.policies(),
         where_filter.compile_where(o.where) if o.where else None,
         o.max_media_bytes,

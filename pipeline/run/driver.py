@@ -119,9 +119,9 @@ def run_units(
 
 def resumable(out: Path, todo: Sequence[Batch]) -> dict[int, BatchResult]:
     """Finished batches whose units' inputs are all unchanged (same fingerprints).  Every
-    other marker and part, and every document not written by a kept batch, is removed (a
-    changed, removed or unfinished batch's, or all of them when the state was not kept),
-    so nothing stale is kept."""
+    other marker and part, and every document and trace not written by a kept batch, is
+    removed (a changed, removed or unfinished batch's, or all of them when the state was not
+    kept), so nothing stale is kept."""
     done: dict[int, BatchResult] = {}
     kept: set[str] = set()
     for i, batch in enumerate(todo):
@@ -129,6 +129,7 @@ def resumable(out: Path, todo: Sequence[Batch]) -> dict[int, BatchResult]:
         if r is not None and _intact(out, r):
             done[i] = r
             kept.update(name for u in r.units for name in u.documents)
+            kept.update(rel for u in r.units for rel in u.traces)
     keys = {batch_key(todo[i]) for i in done}
     for stale in (out / STATE / "units").glob("*.json"):
         if stale.stem not in keys:
@@ -139,6 +140,9 @@ def resumable(out: Path, todo: Sequence[Batch]) -> dict[int, BatchResult]:
     for doc in (out / "atif").glob("*.json"):
         if doc.name not in kept:
             doc.unlink()
+    for trace in (out / "traces").glob("*/*.jsonl"):
+        if trace.relative_to(out).as_posix() not in kept:
+            trace.unlink()
     return done
 
 
@@ -209,7 +213,7 @@ def run_export(
         check_options(options, run)
         units, people, unnamed = people_of(found, options)
         roots = store_roots(stores)
-    redactor = options.redactor(list(run.secrets), run.terms, people, roots)  # fail early
+    redactor = options.redactor(list(run.secrets), run.terms, people, roots, run.pseudonym_key)
     check_outside(out, stores)
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out} exists and is not a folder")
@@ -223,7 +227,7 @@ def run_export(
             index = SessionIndex.of(units).write(target / STATE / "index.db")
         ctx = RunContext(
             target, options, run.secrets, index, world_size=run.workers, settings=run.settings,
-            terms=run.terms, identities=people, roots=roots,
+            terms=run.terms, identities=people, roots=roots, pseudonym_key=run.pseudonym_key,
         )  # fmt: skip
         inputs = InputLog(target / STATE / "inputs.jsonl", redactor.plain_text)
         near = options.dedup_threshold if options.dedup == "near" else None

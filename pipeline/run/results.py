@@ -38,12 +38,14 @@ class UnitResult:
     bytes_read: int = 0
     fingerprint: str = ""
     ledger: Ledger = field(default_factory=Ledger)
+    traces: list[str] = field(default_factory=list)  # paths below the output folder
 
     def to_json(self) -> dict[str, Any]:
         return {
             "session_ids": self.session_ids,
             "exported": self.exported,
             "documents": self.documents,
+            "traces": self.traces,
             "errors": [asdict(e) for e in self.errors],
             "stats": self.stats.to_json(),
             "ledger": self.ledger.to_json(),
@@ -63,6 +65,7 @@ class UnitResult:
             d["bytes_read"],
             d["fingerprint"],
             Ledger.from_json(d["ledger"]),
+            d.get("traces", []),
         )
 
 

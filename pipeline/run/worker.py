@@ -80,10 +80,12 @@ def _run(scope: UnitScope, unit: Unit, parts: BatchParts) -> Rows:
 
 
 def _discard(ctx: RunContext, result: UnitResult, parts: BatchParts) -> None:
-    """Remove what an attempt at a unit wrote: its documents and the parts it handed on."""
+    """Remove what an attempt at a unit wrote: its documents, traces and the parts it handed on."""
     atif = ctx.out / "atif"
     for name in result.documents:
         (atif / name).unlink(missing_ok=True)
+    for rel in result.traces:
+        (ctx.out / rel).unlink(missing_ok=True)
     parts.discard_unit()
 
 

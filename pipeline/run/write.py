@@ -174,6 +174,7 @@ def _write_trace(scope: UnitScope, ex: SessionExport, et: ExportedTrajectory) ->
         scope.ctx.out, inp.session, et.document, et.name, redactor, inp.placeholders,
         scope.ctx.options.redaction_version(),
     )  # fmt: skip
+    scope.result.traces += done.files
     ledger.add("traces_native" if done.native else "traces_sts")
     ledger.add("trace_files", len(done.files))
     ledger.add("trace_lines_left_out", done.dropped_lines)
