@@ -39,6 +39,23 @@ def sample_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(autouse=True)
+def no_hub(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``trajset publish`` reads and writes a folder-backed Hub double in every test, never
+    the network (a test that needs its own double sets it again)."""
+    import sys
+
+    from .hub_double import FolderHub
+
+    root = tmp_path_factory.getbasetemp() / "hub" / os.urandom(6).hex()  # made when used
+    module = sys.modules.get("trajset.pipeline.cli.publish")
+    if module is None:
+        import trajset.pipeline.cli  # noqa: F401  (registers the command modules)
+
+        module = sys.modules["trajset.pipeline.cli.publish"]
+    monkeypatch.setattr(module, "hub_client", lambda: FolderHub(root))
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()

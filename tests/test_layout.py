@@ -19,8 +19,9 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 #: named exceptions to the function limit, and why
 LONG_FUNCTIONS = {
-    # A typer command's signature is its option list (16 documented flags); the body is short.
+    # A typer command's signature is its option list; the body is short.
     ("pipeline/cli/export.py", "export"),
+    ("pipeline/cli/publish.py", "publish"),  # 12 documented flags
 }
 MUTABLE = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
 

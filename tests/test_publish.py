@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from trajset.pipeline.tables import CONFIGS, TABLES
 from trajset.redactors import GROUPS, build_redactor
 
 from .conftest import session_file
+from .hub_double import FolderHub
 
 TOKEN = "hf_" + "Tk9" * 12
 
@@ -44,7 +46,7 @@ class RecordingHub:
     def upload_folder(self, **kw: Any) -> str:
         if self.fail_upload:
             self.fail_upload -= 1
-            raise ConnectionError("Max retries exceeded with url: /api/datasets/acme/x/commit/main")
+            raise ConnectionError(f"Max retries exceeded: /api/datasets/acme/x/commit/main {TOKEN}")
         files = sorted(
             p.relative_to(kw["folder_path"]).as_posix()
             for p in Path(kw["folder_path"]).rglob("*")
@@ -81,7 +83,7 @@ def test_a_failed_upload_is_one_line_and_a_rerun_completes(exported: Path) -> No
     p = plan(exported, "acme/x", private=False)
     with pytest.raises(AbortRun, match="run the same command again") as info:
         upload(p, hub)
-    assert "\n" not in str(info.value)
+    assert "\n" not in str(info.value) and TOKEN not in str(info.value)
     upload(p, hub)
     assert [c for c, _ in hub.calls].count("upload_folder") == 1
     assert hub.calls[0][1]["private"] is False
@@ -214,9 +216,11 @@ def test_a_second_opinion_finding_is_named_refused_and_can_be_accepted(
 
 
 def test_dry_run_prints_the_plan_and_never_the_token(
-    exported: Path, monkeypatch: pytest.MonkeyPatch
+    exported: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("HF_TOKEN", TOKEN)
+    hub = FolderHub(tmp_path / "hub")  # the plan reads what the repository holds: none yet
+    monkeypatch.setattr(sys.modules["trajset.pipeline.cli.publish"], "hub_client", lambda: hub)
     result = CliRunner().invoke(app, ["publish", str(exported), "acme/x", "--dry-run", "--public"])
     assert result.exit_code == 0, result.output
     out = result.output
@@ -226,6 +230,19 @@ def test_dry_run_prints_the_plan_and_never_the_token(
     assert "manifest.json" in out and ".trajset" not in out and TOKEN not in out
     refused = CliRunner().invoke(app, ["publish", str(exported / "atif"), "acme/x", "--dry-run"])
     assert refused.exit_code == 1 and TOKEN not in refused.output
+    assert not hub.commits
+
+
+def test_a_repository_that_cannot_be_read_is_one_line_and_nothing_is_sent(
+    exported: Path, tmp_path: Path
+) -> None:
+    class Down(FolderHub):
+        def list_repo_files(self, repo_id: str, **kw: Any) -> list[str]:
+            raise ConnectionError(f"Max retries exceeded with url: /api/datasets/{repo_id} {TOKEN}")
+
+    with pytest.raises(AbortRun, match="nothing was sent") as info:
+        plan(exported, "acme/x", client=Down(tmp_path / "hub"))
+    assert "\n" not in str(info.value) and TOKEN not in str(info.value)
 
 
 # --------------------------------------------------------------------------- the folder itself

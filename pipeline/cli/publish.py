@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ..outputs.remote import download, is_url
-from ..publish import hub_client, plan, upload
+from ..publish import HubClient, Plan, hub_client, plan, upload
 from .errors import exits
 
 
@@ -52,13 +52,31 @@ def publish(
             "(scan prints the ids); repeat for several."
         ),
     ] = None,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="Remove from the repository the sessions this export does not hold (by "
+            "default they stay), so it holds exactly this export.",
+        ),
+    ] = False,
+    license_id: Annotated[
+        str,
+        typer.Option(
+            "--license", help="The licence the card names (default: the export's --license)."
+        ),
+    ] = "",
 ) -> None:
     """Upload an export folder to the Hugging Face Hub as a dataset, after validate and scan.
 
-    The token comes from HF_TOKEN or `huggingface-cli login`; it is never printed.
-    Example: trajset publish my-dataset acme/agent-sessions --private
+    A repository that holds an earlier publish grows: only new and changed rows and files
+    are sent, a session exported again replaces its older rows, and one the export no longer
+    holds stays (unless --prune). The token comes from HF_TOKEN or `huggingface-cli login`;
+    it is never printed.
 
-    Example: trajset publish s3://my-bucket/datasets/v3 acme/agent-sessions
+    Example: trajset publish my-dataset acme/agent-sessions --license apache-2.0
+
+    Example: trajset publish s3://my-bucket/datasets/v3 acme/agent-sessions --prune
     """
     with ExitStack() as stack:
         folder = Path(directory)
@@ -66,22 +84,20 @@ def publish(
             copy = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="trajset-")))
             typer.echo(f"copying {directory} to a temporary folder", err=True)
             folder = download(directory, copy / "export")
-        _publish(folder, repo_id, private, revision, message, create_pr, verbose, dry_run,
-                 allow_unredacted, frozenset(accept or ()))  # fmt: skip
+        client = hub_client()
+        p = plan(
+            folder, repo_id, private=private, revision=revision, message=message,
+            create_pr=create_pr, allow_unredacted=allow_unredacted,
+            accept=frozenset(accept or ()), client=client, prune=prune, license_id=license_id,
+        )  # fmt: skip
+        _publish(p, client, verbose, dry_run)
 
 
-def _publish(
-    directory: Path, repo_id: str, private: bool, revision: str, message: str,
-    create_pr: bool, verbose: bool, dry_run: bool, allow_unredacted: bool, accept: frozenset[str],
-) -> None:  # fmt: skip
-    p = plan(
-        directory, repo_id, private=private, revision=revision, message=message,
-        create_pr=create_pr, allow_unredacted=allow_unredacted, accept=accept,
-    )  # fmt: skip
+def _publish(p: Plan, client: HubClient, verbose: bool, dry_run: bool) -> None:
     for line in p.lines(every_file=verbose):
         typer.echo(line)
     if dry_run:
         typer.echo("dry run: nothing was sent")
         return
-    result = upload(p, hub_client(), lambda line: typer.echo(line, err=True))
+    result = upload(p, client, lambda line: typer.echo(line, err=True))
     typer.echo(f"published: {getattr(result, 'commit_url', None) or result}")
