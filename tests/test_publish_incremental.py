@@ -138,6 +138,7 @@ def test_a_grown_store_sends_only_new_and_changed_rows_and_loads_each_row_once(
     assert manifest["counts"]["sessions_exported"] == 6
     assert f"| trajectories | {manifest['counts']['trajectories']} |" in card
     assert "* agentsession: 6 session(s)" in card and "by `dana`" in card
+    assert "(visibility unchanged)" in card  # a repository that existed keeps its own
     assert CliRunner().invoke(app, ["validate", str(repo)]).exit_code == 0
 
 
@@ -220,6 +221,7 @@ def test_the_cli_publishes_through_the_client_and_prints_the_merge(
     assert done.exit_code == 0, done.output
     card = (hub.folder(REPO) / "README.md").read_text(encoding="utf-8")
     assert "license: apache-2.0" in card and "under the licence `apache-2.0`" in card
+    assert f"`{REPO}` (private) by `dana`" in card and hub.private[REPO] is True
 
 
 def test_numbered_pseudonyms_resend_what_a_new_identity_renumbers_and_never_duplicate(

@@ -31,7 +31,7 @@ class Publication:
 
     repo_id: str
     publisher: str
-    private: bool
+    private: bool | None  # None: the repository existed (its visibility is left as it is)
     license: str
     scan: str  # what scan found ("nothing", or what --allow-unredacted let through)
 
@@ -86,7 +86,7 @@ def record_of(p: Publication, manifest: JSON, items: list[Item], merged: JSON) -
     return {
         "repo_id": p.repo_id,
         "publisher": p.publisher,
-        "visibility": "private" if p.private else "public",
+        "visibility": {True: "private", False: "public", None: "visibility unchanged"}[p.private],
         "license": p.license,
         "redaction_version": redaction.get("version") or "none",
         "redaction_rules": redaction.get("rules") or [],

@@ -149,7 +149,8 @@ def plan(
     }
     who = _publisher(client)
     scan = "allowed unredacted (--allow-unredacted)" if allow_unredacted else "nothing found"
-    publication = Publication(repo_id, who, private, license_id or _license(manifest), scan)
+    visibility = private if not remote.paths else None  # an existing repository keeps its own
+    publication = Publication(repo_id, who, visibility, license_id or _license(manifest), scan)
     record = record_of(publication, manifest, merged.items, summary)
     full = merged_manifest(manifest, merged.items, record)
     outcomes = _outcomes(directory, stage, merged.items, remote)
