@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .anchored import Anchor
+
 NAME = "identity_v1"
 KINDS = ("user", "workdir", "repo", "branch")
 #: the shortest value that can name someone
@@ -139,6 +141,8 @@ class Pseudonyms:
     counts: dict[str, int] = field(default_factory=dict)  # distinct values per kind
     name: str = NAME
     opt_in: bool = False
+    #: where a mention can start: next to a hit of ``trigger`` (``anchored.py``)
+    anchor: Anchor | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, identities: Iterable[Identity], homes: bool = False, key: str = "") -> Pseudonyms:
@@ -147,6 +151,7 @@ class Pseudonyms:
         names: dict[str, str] = {}
         counts = dict.fromkeys(KINDS, 0)
         patterns: list[tuple[str, str]] = []
+        firsts: set[str] = set()  # the words every way starts with (the trigger)
         for i in named(identities):
             ways = list(_alternatives(i, homes))
             if ways[0][1] in names:
@@ -157,18 +162,29 @@ class Pseudonyms:
                 if lookup not in names:
                     names[lookup] = pseudonym
                     patterns.append((regex, lookup))
+                    if lookup.startswith("u:"):  # the way starts with the name as written
+                        firsts.add(i.value.split()[0])
         # longest first: a folder is found whole before a user name inside it
         ordered = sorted(patterns, key=lambda p: (-len(p[1]), p[1]))
         body = "|".join(f"(?:{r})" for r, _ in ordered) or "(?!)"
-        words = "|".join(re.escape(k[2:].split()[0]) for _, k in ordered) or "(?!)"
-        return cls(re.compile(body), f"(?i:{words})", names, counts)
+        firsts |= {k[2:].split()[0] for _, k in ordered}
+        words = "|".join(re.escape(w) for w in sorted(firsts, key=lambda w: (-len(w), w)))
+        words = words or "(?!)"
+        trigger = f"(?i:{words})"
+        # every way starts with its key's first word, a folder's dashed name one or two
+        # dashes before it: the search tries those places alone, as ``finditer`` would
+        anchor = Anchor(trigger, "-") if ordered else None
+        return cls(re.compile(body), trigger, names, counts, anchor=anchor)
 
     @property
     def active(self) -> bool:
         return bool(self.names)
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
-        for m in self.pattern.finditer(text):
+        found = self.pattern.finditer(text) if self.anchor is None else (
+            self.anchor.finditer(self.pattern, text)
+        )  # fmt: skip
+        for m in found:
             yield m.span()
 
     def pseudonym(self, found: str) -> str | None:

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trajset.pipeline import ExportOptions
+from trajset.redactors import Identity, Pseudonyms
 from trajset.redactors.base import Rule
 from trajset.redactors.passwords import ASSIGNMENT, FLAG
 from trajset.redactors.prefilter import any_of, widen
@@ -145,3 +146,29 @@ def test_a_key_is_looked_for_where_a_key_can_start_not_inside_a_word() -> None:
     # a diff marker, a path or percent-encoding may stand right before a key (v1 missed them)
     for before in ("", " ", '"', "=", "\\n", "é", "(", "-", "+", "/", "_", "%2F"):
         assert openai(before + "sk-proj-" + "a1B2" * 6), before
+
+
+#: identities that overlap, nest and share words, as a store's do
+_PEOPLE = Pseudonyms.of(
+    [Identity("user", "Sample_User"), Identity("user", "yoav farhi"), Identity("user", "Straße"),
+     Identity("workdir", "/Users/Sample_User/repos/app"), Identity("workdir", "/work/acme-app"),
+     Identity("workdir", "/work/acme-app/sub"), Identity("repo", "git@github.com:acme/app.git"),
+     Identity("branch", "feat/acme-app")],
+    homes=True,
+)  # fmt: skip
+_PEOPLE_PIECES = st.sampled_from(
+    ["Sample_User", "sample user", "SAMPLE-USER", "yoav", "farhi", "Yoav.Farhi", "straße",
+     "STRASSE", "/Users/", "/home/", "/work/acme-app", "-work-acme-app", "--work-acme-app--",
+     "/sub", "acme/app", "acme/app.git", "git@github.com:", "feat/acme-app", "-", "--", "_",
+     ".", "/", " ", "x", "9", "é", "K", "\n", ":", "~"]
+)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_PEOPLE_PIECES, max_size=10).map("".join))
+def test_identities_are_looked_for_where_one_can_start_and_found_as_finditer_finds(
+    text: str,
+) -> None:
+    assert _PEOPLE.anchor is not None
+    expected = [m.span() for m in _PEOPLE.pattern.finditer(text)]
+    assert list(_PEOPLE.spans(text)) == expected, text
