@@ -36,6 +36,9 @@ class Anchor:
     keyword: str
     run: str
     follow: str | None = None
+    #: a match starts at most this many characters before the keyword and never after it
+    #: (an e-mail's local part before its ``@``): only those places are tried
+    before: int | None = None
     _hits: Callable[[str], Iterator[tuple[int, int]]] = field(init=False, repr=False)
     _run: re.Pattern[str] = field(init=False, repr=False)
     _follow: re.Pattern[str] | None = field(init=False, repr=False)
@@ -47,6 +50,9 @@ class Anchor:
 
     def starts(self, text: str) -> Iterator[int]:
         """Every position where a match may start, ascending, each once."""
+        if self.before is not None:
+            yield from self._before(text, self.before)
+            return
         done = 0
         for a, b in self._hits(text):
             if b <= done:
@@ -59,6 +65,19 @@ class Anchor:
             if self._follow is None or self._follow.match(text, right):
                 yield from range(left, right)
             done = right
+
+    def _before(self, text: str, most: int) -> Iterator[int]:
+        """The run's places up to each hit (no further back than ``most``), the hit's
+        first included; a place after a hit can only start a match before a later hit."""
+        done = 0
+        for a, _ in self._hits(text):
+            if a < done:
+                continue
+            left, limit = a, max(done, a - most)
+            while left > limit and self._run.match(text, left - 1):
+                left -= 1
+            yield from range(left, a + 1)
+            done = a + 1
 
     def finditer(self, pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
         """``pattern.finditer(text)`` for a pattern whose matches start as described."""

@@ -122,7 +122,8 @@ RULES: list[Rule] = [
         ),
         "@",
         accept=_an_address,
-        anchor=Anchor("@", r"[A-Za-z0-9._%+-]"),  # the local part runs up to the @
+        # the local part (64 characters at most) runs up to the @: a match starts there
+        anchor=Anchor("@", r"[A-Za-z0-9._%+-]", before=64),
     ),
     Rule(
         "ipv4_v2",

@@ -172,3 +172,11 @@ def test_identities_are_looked_for_where_one_can_start_and_found_as_finditer_fin
     assert _PEOPLE.anchor is not None
     expected = [m.span() for m in _PEOPLE.pattern.finditer(text)]
     assert list(_PEOPLE.spans(text)) == expected, text
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 70])
+def test_an_email_is_looked_for_up_to_64_characters_before_its_at_and_never_after(n: int) -> None:
+    (_, pattern, anchor), = [a for a in ANCHORED if a[0] == "email_v3"]  # fmt: skip
+    for text in (f"{'b' * n}@example.com", f"x {'b' * n}@a.io@b@example.com", f"-@{'b' * n}@x.org"):
+        expected = [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in anchor.finditer(pattern, text)] == expected, text
