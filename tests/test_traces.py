@@ -136,3 +136,22 @@ def test_the_card_tags_traces_only_when_they_are_there(tmp_path: Path) -> None:
     assert "- agent-traces" in card and "### Traces" in card  # the recipe: test_recipes
     assert len(list((traced / "traces").glob("*/*.jsonl"))) == 6
     assert data_files(traced) == data_files(plain)  # traces change no data file
+
+
+def test_validate_names_a_trace_that_does_not_read_back(tmp_path: Path) -> None:
+    stamp = {"session_id": "x", "source_format": "pi", "shape": "native"}
+    cases = {
+        "empty.jsonl": ("", "empty trace"),
+        "unnamed.jsonl": ('{"type": "session"}\n', ":1: the first line names no trajset"),
+        "native.jsonl": (json.dumps({"type": "session", "trajset": stamp}) + "\n[1]\n", ":2: not a"),
+        "sts.jsonl": (
+            json.dumps({"type": "session", "harness": "h", "id": "x",
+                        "trajset": {**stamp, "shape": "sts"}}) + "\n"
+            + json.dumps({"type": "message", "message": {"role": "robot", "content": ""}}) + "\n",
+            ":2: 1 validation error",
+        ),
+    }  # fmt: skip
+    for name, (text, says) in cases.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        problems = trace_problems(tmp_path / name)
+        assert len(problems) == 1 and says in problems[0], (name, problems)

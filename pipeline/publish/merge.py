@@ -65,17 +65,16 @@ def merge(
 def _refuse_mixed(
     remote: list[Item], kept: set[str], version: str, repo_id: str, directory: Path
 ) -> None:
-    old = Counter(
-        i.redaction_version
+    stale = [
+        i
         for i in remote
         if i.kind == "row" and i.session_id in kept and i.redaction_version != version
-    )
-    if not old:
+    ]
+    if not stale:
         return
-    sessions = {i.session_id for i in remote if i.kind == "row" and i.session_id in kept
-                and i.redaction_version != version}  # fmt: skip
+    sessions, old = {i.session_id for i in stale}, {i.redaction_version for i in stale}
     raise PublishRefused(
-        f"{repo_id} holds {old.total()} row(s) of {len(sessions)} session(s) this export does "
+        f"{repo_id} holds {len(stale)} row(s) of {len(sessions)} session(s) this export does "
         f"not hold, redacted under rule set {', '.join(sorted(old))}, not this export's "
         f"{version}: rows of two rule sets would stand side by side. Export those sessions "
         f"again with this trajset into {directory} (the stores that still hold them, `trajset "
@@ -101,11 +100,11 @@ def _rows(
             drop[i.path][key] += 1
     have = Counter((i.table, i.session_id, i.hash) for i in stay)
     shards = {i.path: i for i in remote if i.kind == "shard"}
+    rewritten = []
     for path, rows in sorted(drop.items()):
         out.rows_removed[shards[path].table] += rows.total()
-        stay = [i for i in stay if i.path != path]
-        stay += _rewritten(stage, path, shards.pop(path), rows, fetch, version, out)
-    out.items += stay + list(shards.values())
+        rewritten += _rewritten(stage, path, shards.pop(path), rows, fetch, version, out)
+    out.items += [i for i in stay if i.path not in drop] + rewritten + list(shards.values())
     _new_rows(directory, stage, local, have, set(shards) | set(drop), version, out)
 
 
@@ -166,10 +165,13 @@ def _batch(
     version: str, out: Merged,
 ) -> list[Item]:  # fmt: skip
     """New rows of one table and split in one shard named by their hashes."""
+    wanted: dict[str, list[int]] = defaultdict(list)  # shard -> its rows, in order
+    for path, n in where:
+        wanted[path].append(n)
     rows = []
-    for path in dict.fromkeys(p for p, _ in where):
+    for path, ns in wanted.items():
         got = pq.read_table(directory / path).to_pylist()
-        rows += [got[n] for p, n in where if p == path]
+        rows += [got[n] for n in ns]
     digest = hashlib.sha256("".join(row_hash(r) for r in rows).encode()).hexdigest()[:12]
     rel = f"data/{table}/{split}-{digest}-00000.parquet"
     _write(stage / rel, pa.Table.from_pylist(rows, schema=SCHEMAS[table]))

@@ -9,6 +9,7 @@ own records are, and its first line must name its session.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from trajset.schemas.sts import validate_line
@@ -17,19 +18,21 @@ from trajset.schemas.sts import validate_line
 def trace_problems(path: Path) -> list[str]:
     """What is wrong with one trace file ([] when nothing)."""
     try:
-        lines = path.read_bytes().splitlines()
+        with open(path, "rb") as fh:  # line by line: a long session's trace is never held
+            return _problems(path, fh)
     except OSError as exc:
         return [f"{path}: not readable ({exc.strerror or exc})"]
-    if not lines:
-        return [f"{path}: empty trace"]
-    try:
-        first = json.loads(lines[0])
-        stamp = first["trajset"]
-        sts = stamp["shape"] == "sts"
-    except (ValueError, KeyError, TypeError):
-        return [f"{path}:1: the first line names no trajset session (trajset.shape)"]
-    problems = []
+
+
+def _problems(path: Path, lines: Iterable[bytes]) -> list[str]:
+    problems: list[str] = []
+    sts, n = False, 0
     for n, line in enumerate(lines, 1):
+        if n == 1:
+            try:
+                sts = json.loads(line)["trajset"]["shape"] == "sts"
+            except (ValueError, KeyError, TypeError):
+                return [f"{path}:1: the first line names no trajset session (trajset.shape)"]
         if sts:
             err = validate_line(line, first=n == 1)
         else:
@@ -40,4 +43,6 @@ def trace_problems(path: Path) -> list[str]:
                 err = "not a JSON object"
         if err:
             problems.append(f"{path}:{n}: {err}")
-    return problems[:20]
+            if len(problems) == 20:
+                break
+    return problems if n else [f"{path}: empty trace"]

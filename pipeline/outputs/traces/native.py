@@ -13,15 +13,14 @@ version): readers ignore members they do not know.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trajset.redactors import Placeholders, Redactor
 
-from ...stores.base import input_lines, read_input
-from ...stores.codex.rollouts import decompressed
+from ...stores.codex.rollouts import rollout_lines
 
 JSON = Any
 
@@ -33,11 +32,10 @@ class Dropped:
     lines: int = 0
 
 
-def _raw_lines(path: Path) -> Iterator[bytes]:
-    if path.name.endswith(".zst"):  # Codex's compressed rollouts
-        yield from decompressed(path, read_input(path)).splitlines()
-    else:
-        yield from input_lines(path)
+def _raw_lines(path: Path) -> Iterable[bytes]:
+    """The file's lines as its reader reads them (a Codex ``.zst`` rollout decompressed)."""
+    data = rollout_lines(path)
+    return data.splitlines() if isinstance(data, bytes) else data
 
 
 def encoded(value: JSON) -> bytes:
