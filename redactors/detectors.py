@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from . import tokens
+from .anchored import NOWHERE, Anchor
 from .base import Rule, base_name, entropy
 from .passwords import NAME_ANCHOR, code_like, names_no_secret, snake
 
@@ -207,6 +208,7 @@ RULES: list[Rule] = [
         r"://|:\\/\\/",
         group=1,
         description="user:password in scheme://user:password@host, also with JSON-escaped slashes",
+        anchor=Anchor(r"://|:\\/\\/", r"[a-zA-Z0-9+.-]"),  # the scheme runs up to its ``:``
     ),
     Rule(
         "authorization_header_v1",
@@ -216,6 +218,7 @@ RULES: list[Rule] = [
         ),
         r"(?i:authorization)",
         group=1,
+        anchor=Anchor(r"(?i:authorization)", r"(?i:[a-z-])"),  # ``proxy-`` runs up to it
     ),
     Rule(
         "bearer_token_v1",
@@ -223,6 +226,7 @@ RULES: list[Rule] = [
         "earer",
         group=1,
         accept=_high_entropy(1),
+        anchor=Anchor("[Bb]earer", NOWHERE),  # a match starts at the word itself
     ),
     CredentialRule(
         "credential_assignment_v4",

@@ -76,7 +76,8 @@ _ANCHOR_PIECES = st.sampled_from(
 def test_every_anchored_rule_is_tested() -> None:
     names = {name for name, _, _ in ANCHORED}
     assert names == {
-        "credential_assignment_v4", "password_assignment_v3", "email_v3",
+        "credential_assignment_v4", "password_assignment_v3", "email_v3", "url_credentials_v2",
+        "authorization_header_v1", "bearer_token_v1",
     }  # fmt: skip
 
 
@@ -103,6 +104,19 @@ _EMAIL_TEXT = st.tuples(
     st.text("aZ09._%+-\\", min_size=1, max_size=8), st.just("@"),
     st.text("aZ09-.", min_size=1, max_size=8), st.sampled_from([".com", ".io", ".x", ""]),
 ).map("".join)  # fmt: skip
+_HEADER_TEXT = st.tuples(
+    st.sampled_from(["", "x", "-", "\\n", "proxy-", "Proxy-", "xproxy-", "https", "git+ssh"]),
+    st.sampled_from(["Authorization", "AUTHORİZATION", "authorization", "Bearer", "bearer",
+                     "BEARER", "://", ":\\/\\/", ":/"]),
+    st.sampled_from(["", ": ", "=", '":"', " ", "\n"]),
+    st.sampled_from(["", "Bearer ", "token ", "basic "]),
+    st.text("aZ09._~+/=:-@", min_size=0, max_size=24),
+).map("".join)  # fmt: skip
+_URL_TEXT = st.tuples(
+    st.sampled_from(["", "x", "-", " ", "\\n", "9"]), st.text("aZ09+.-", max_size=6),
+    st.sampled_from(["://", ":\\/\\/"]), st.text("aZ09.-", min_size=1, max_size=6),
+    st.just(":"), st.text("aZ09!$.-", min_size=1, max_size=8), st.just("@host"),
+).map("".join)  # fmt: skip
 _KEY_TEXT = st.tuples(
     st.sampled_from(["", "x", "-", "_"]), st.just("sk-"),
     st.sampled_from(["", "proj-", "ant-"]), st.text("aZ09_-", min_size=15, max_size=30),
@@ -111,9 +125,12 @@ _KEY_TEXT = st.tuples(
 
 @settings(max_examples=1500, deadline=None)
 @given(
-    st.lists(st.one_of(_ANCHOR_PIECES, _ASSIGNMENT_TEXT, _EMAIL_TEXT, _KEY_TEXT), max_size=8).map(
-        "".join
-    )
+    st.lists(
+        st.one_of(
+            _ANCHOR_PIECES, _ASSIGNMENT_TEXT, _EMAIL_TEXT, _KEY_TEXT, _HEADER_TEXT, _URL_TEXT
+        ),
+        max_size=8,
+    ).map("".join)
 )
 def test_anchored_search_finds_exactly_what_finditer_finds(text: str) -> None:
     for name, pattern, anchor in ANCHORED:
