@@ -39,12 +39,15 @@ class Anchor:
     #: a match starts at most this many characters before the keyword and never after it
     #: (an e-mail's local part before its ``@``): only those places are tried
     before: int | None = None
+    #: what finds the keyword (``prefilter.hits_of``): ``re`` for a keyword that starts
+    #: with one literal character, RE2 for an alternation ``re`` would try at every place
+    engine: str = "re2"
     _hits: Callable[[str], Iterator[tuple[int, int]]] = field(init=False, repr=False)
     _run: re.Pattern[str] = field(init=False, repr=False)
     _follow: re.Pattern[str] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_hits", hits_of(self.keyword))
+        object.__setattr__(self, "_hits", hits_of(self.keyword, self.engine))
         object.__setattr__(self, "_run", re.compile(self.run))
         object.__setattr__(self, "_follow", re.compile(self.follow) if self.follow else None)
 
@@ -78,6 +81,15 @@ class Anchor:
                 left -= 1
             yield from range(left, a + 1)
             done = a + 1
+
+    def subn(self, pattern: re.Pattern[str], repl: str, text: str) -> tuple[str, int]:
+        """``pattern.subn(repl, text)`` for a pattern whose matches start as described
+        (``repl`` taken literally)."""
+        out, last, n = [], 0, 0
+        for m in self.finditer(pattern, text):
+            out += [text[last : m.start()], repl]
+            last, n = m.end(), n + 1
+        return ("".join([*out, text[last:]]) if n else text), n
 
     def finditer(self, pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
         """``pattern.finditer(text)`` for a pattern whose matches start as described."""

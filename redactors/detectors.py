@@ -208,7 +208,8 @@ RULES: list[Rule] = [
         r"://|:\\/\\/",
         group=1,
         description="user:password in scheme://user:password@host, also with JSON-escaped slashes",
-        anchor=Anchor(r"://|:\\/\\/", r"[a-zA-Z0-9+.-]"),  # the scheme runs up to its ``:``
+        # the scheme runs up to its ``:``
+        anchor=Anchor(r"://|:\\/\\/", r"[a-zA-Z0-9+.-]", engine="re"),
     ),
     Rule(
         "authorization_header_v1",
@@ -226,7 +227,7 @@ RULES: list[Rule] = [
         "earer",
         group=1,
         accept=_high_entropy(1),
-        anchor=Anchor("[Bb]earer", NOWHERE),  # a match starts at the word itself
+        anchor=Anchor("[Bb]earer", NOWHERE, engine="re"),  # a match starts at the word itself
     ),
     CredentialRule(
         "credential_assignment_v4",

@@ -3,7 +3,9 @@
 A run of base64 (standard or URL-safe, 32 characters or more) whose bytes decode
 to text is searched with the same rules; if they find anything, the whole run is
 one finding, named by the rule that found it.  Runs that decode to binary (an
-image, a digest read as base64) stop after their first 48 bytes.
+image, a digest read as base64) stop after their first 48 bytes, and that verdict is
+remembered: most runs are no base64 at all but the paths and long names a store repeats
+in every tool output (158,040 runs in a 47 MB Codex store, none of them text).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 
 #: the trigger: a run long enough to hold a secret once decoded
 BASE64_TRIGGER = r"[A-Za-z0-9+/_-]{32}"
@@ -36,7 +39,12 @@ def _looks_like_text(run: str) -> bool:
     probe = run[: _PROBE - _PROBE % 4].rstrip("=")
     if len(probe) < len(run):
         probe = probe[: len(probe) - len(probe) % 4]
-    return _text(probe) is not None if len(probe) >= 4 else False
+    return _probe_is_text(probe) if len(probe) >= 4 else False
+
+
+@lru_cache(maxsize=1 << 16)
+def _probe_is_text(probe: str) -> bool:
+    return _text(probe) is not None
 
 
 def base64_findings(

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .anchored import Anchor
 from .base import Placeholders
 
 # A user folder name; one with spaces only when the path goes on right after it; not a
@@ -31,6 +32,9 @@ _GENERIC = re.compile(
     + ")"
 )
 _END = r"(?=$|[/\\\s\"'`:;,)\]}>])"  # the home ends a path segment
+#: where a home can start: at its ``/home/`` or ``/Users/``, or one letter before
+#: ``:\\Users`` (``anchored.py``): ``re`` tried ``_GENERIC`` at every place of a tool output
+_STARTS = Anchor(r"/home/|/Users/|:(?:\\\\|\\)Users", "[A-Za-z]", before=1, engine="re")
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,7 @@ class HomePaths:
             text, k = pattern.subn("~", text)
             n += k
         if "/home/" in text or "/Users/" in text or "Users\\" in text:
-            text, k = _GENERIC.subn("~", text)
+            text, k = _STARTS.subn(_GENERIC, "~", text)
             n += k
         if n:  # a count of 0 made ``scan`` report a file with "0 value(s)"
             placeholders.findings[self.name] += n

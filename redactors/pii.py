@@ -123,7 +123,7 @@ RULES: list[Rule] = [
         "@",
         accept=_an_address,
         # the local part (64 characters at most) runs up to the @: a match starts there
-        anchor=Anchor("@", r"[A-Za-z0-9._%+-]", before=64),
+        anchor=Anchor("@", r"[A-Za-z0-9._%+-]", before=64, engine="re"),
     ),
     Rule(
         "ipv4_v2",

@@ -113,11 +113,16 @@ def _re2(pattern: str) -> Any:
         return None
 
 
-def hits_of(pattern: str) -> Callable[[str], Iterator[tuple[int, int]]]:
+def hits_of(pattern: str, engine: str = "re2") -> Callable[[str], Iterator[tuple[int, int]]]:
     """A function giving the spans of ``pattern`` in a string, left to right without
     overlaps; RE2 reads the widened pattern, so every place ``re`` would find lies in a
-    span or in a run of characters touching one (how ``anchored.py`` uses them)."""
-    fast, slow = _re2(pattern), re.compile(pattern)
+    span or in a run of characters touching one (how ``anchored.py`` uses them).
+    ``engine="re"``: ``re`` alone, for a pattern every match of which starts with one
+    literal character (``@``, ``://``, ``[Bb]earer``): ``re`` skips to that character at
+    C speed, while RE2's wrapper costs more per call than such a scan (it copies the text
+    and converts the offsets of every non-ASCII one): 0.04 s against 0.27 s for ``@`` over
+    a 47 MB Codex store's strings."""
+    fast, slow = _re2(pattern) if engine == "re2" else None, re.compile(pattern)
 
     def hits(text: str) -> Iterator[tuple[int, int]]:
         # RE2 reports byte offsets, which its wrapper converts back to positions in a

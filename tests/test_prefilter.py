@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trajset.pipeline import ExportOptions
-from trajset.redactors import Identity, Pseudonyms
+from trajset.redactors import Identity, Pseudonyms, home_paths
 from trajset.redactors.base import Rule
 from trajset.redactors.passwords import ASSIGNMENT, FLAG
 from trajset.redactors.prefilter import any_of, widen
@@ -197,3 +197,18 @@ def test_an_email_is_looked_for_up_to_64_characters_before_its_at_and_never_afte
     for text in (f"{'b' * n}@example.com", f"x {'b' * n}@a.io@b@example.com", f"-@{'b' * n}@x.org"):
         expected = [m.span() for m in pattern.finditer(text)]
         assert [m.span() for m in anchor.finditer(pattern, text)] == expected, text
+
+
+_HOME_PIECES = st.sampled_from(
+    ["/home/", "/Users/", "C:\\Users\\", "c:\\\\Users\\\\", "D:", "\\Users", "Users\\", "\\n",
+     "\\", "dana", "Dana Lee", "Shared", "All Users", "/", " ", ".", "-", "~", "é", "x", "9", "\n",
+     '"', ":"]
+)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_HOME_PIECES, max_size=10).map("".join))
+def test_homes_are_looked_for_where_one_can_start_and_replaced_as_subn_replaces(text: str) -> None:
+    assert home_paths._STARTS.subn(home_paths._GENERIC, "~", text) == home_paths._GENERIC.subn(
+        "~", text
+    ), text
