@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 from .prefilter import hits_of
 
@@ -39,14 +40,20 @@ class Anchor:
     #: a match starts at most this many characters before the keyword and never after it
     #: (an e-mail's local part before its ``@``): only those places are tried
     before: int | None = None
+    #: with ``before``: a match starts in the first this many places of the run before its
+    #: keyword (an e-mail at its local part's first character, or after an escape there)
+    first: int | None = None
     #: what finds the keyword (``prefilter.hits_of``): ``re`` for a keyword that starts
     #: with one literal character, RE2 for an alternation ``re`` would try at every place
     engine: str = "re2"
     _hits: Callable[[str], Iterator[tuple[int, int]]] = field(init=False, repr=False)
     _run: re.Pattern[str] = field(init=False, repr=False)
     _follow: re.Pattern[str] | None = field(init=False, repr=False)
+    _back: re.Pattern[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        #: searched between a limit and a hit (``endpos``): where the run before it starts
+        object.__setattr__(self, "_back", re.compile(f"(?:{self.run})*\\Z"))
         object.__setattr__(self, "_hits", hits_of(self.keyword, self.engine))
         object.__setattr__(self, "_run", re.compile(self.run))
         object.__setattr__(self, "_follow", re.compile(self.follow) if self.follow else None)
@@ -72,14 +79,12 @@ class Anchor:
     def _before(self, text: str, most: int) -> Iterator[int]:
         """The run's places up to each hit (no further back than ``most``), the hit's
         first included; a place after a hit can only start a match before a later hit."""
-        done = 0
+        done, first = 0, self.first
         for a, _ in self._hits(text):
             if a < done:
                 continue
-            left, limit = a, max(done, a - most)
-            while left > limit and self._run.match(text, left - 1):
-                left -= 1
-            yield from range(left, a + 1)
+            left = cast(re.Match[str], self._back.search(text, max(done, a - most), a)).start()
+            yield from range(left, a + 1 if first is None else min(a + 1, left + first))
             done = a + 1
 
     def subn(self, pattern: re.Pattern[str], repl: str, text: str) -> tuple[str, int]:

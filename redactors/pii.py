@@ -122,8 +122,9 @@ RULES: list[Rule] = [
         ),
         "@",
         accept=_an_address,
-        # the local part (64 characters at most) runs up to the @: a match starts there
-        anchor=Anchor("@", r"[A-Za-z0-9._%+-]", before=64, engine="re"),
+        # the local part (64 characters at most) runs up to the @: a match starts at its
+        # first character (no other is free of the look-behind), or after an escape there
+        anchor=Anchor("@", r"[A-Za-z0-9._%+-]", before=64, first=2, engine="re"),
     ),
     Rule(
         "ipv4_v2",

@@ -101,6 +101,7 @@ _ASSIGNMENT_TEXT = st.tuples(
     st.text("aZ09!$#/+=-_.%é", min_size=0, max_size=20),
 ).map("".join)
 _EMAIL_TEXT = st.tuples(
+    st.sampled_from(["", " ", "\\n", "x\\t", "\\", "\\\\n"]),
     st.text("aZ09._%+-\\", min_size=1, max_size=8), st.just("@"),
     st.text("aZ09-.", min_size=1, max_size=8), st.sampled_from([".com", ".io", ".x", ""]),
 ).map("".join)  # fmt: skip
