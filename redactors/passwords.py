@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .anchored import Anchor
+from .anchored import NOWHERE, Anchor
 from .base import Rule
 
 _NAME = (
@@ -145,6 +145,13 @@ _BARE_NAMES = ("pass", "pwd")  # alone, only as ``pass=x`` (``2 pass: 10 fail`` 
 _MEMBER = re.compile(_NAME + r"$")
 #: every finding starts in a run of name characters holding one of these keywords
 NAME_ANCHOR = Anchor(r"(?i:pass|pwd|secret|token|key)", r"(?i:[a-z0-9_.-])")
+#: where the two forms start: an assignment's name ends where its run does, right before
+#: its separator (most runs holding ``token`` in a tool's output are prose or code and are
+#: skipped whole); a flag at its ``--``
+PATTERNS = (
+    (ASSIGNMENT, replace(NAME_ANCHOR, follow=r"(?:\\?[\"'])?[ \t]*(?:=(?!=)|:(?![:/]))")),
+    (FLAG, Anchor("--", NOWHERE, engine="re")),
+)
 
 
 @dataclass(frozen=True)
@@ -167,8 +174,8 @@ class PasswordRule(Rule):
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         found = []
-        for pattern in (ASSIGNMENT, FLAG):
-            for m in self.finditer(pattern, text):
+        for pattern, anchor in PATTERNS:
+            for m in anchor.finditer(pattern, text):
                 group = "quoted" if m.group("quoted") is not None else "bare"
                 value, after = m.group(group), text[m.end(group) : m.end(group) + 40]
                 if code_like(value, m.group("name"), after, quoted=group == "quoted"):
@@ -202,6 +209,5 @@ RULES: list[Rule] = [
         r"|--[A-Za-z0-9_-]*(?i:pass|pwd|secret|token|key)",
         description="values assigned to password-like names (password=, DB_PASS=, --password x), "
         "whatever their entropy",
-        anchor=NAME_ANCHOR,
     )
 ]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from trajset.pipeline import ExportOptions
 from trajset.redactors import Identity, Pseudonyms, home_paths
 from trajset.redactors.base import Rule
-from trajset.redactors.passwords import ASSIGNMENT, FLAG
+from trajset.redactors.passwords import PATTERNS
 from trajset.redactors.prefilter import any_of, widen
 
 TRIGGERS = [r.trigger for r in ExportOptions(redact=("all",)).redactor([]).rules if r.trigger]
@@ -60,11 +60,10 @@ def test_the_pre_check_fires_wherever_re_finds_a_trigger(text: str) -> None:
 
 
 ANCHORED = [
-    (rule.name, pattern, rule.anchor)
+    (rule.name, rule.pattern, rule.anchor)
     for rule in ExportOptions(redact=("all",)).redactor([]).rules
     if isinstance(rule, Rule) and rule.anchor is not None
-    for pattern in ((ASSIGNMENT, FLAG) if rule.name.startswith("password") else (rule.pattern,))
-]
+] + [("password_assignment_v3", pattern, anchor) for pattern, anchor in PATTERNS]
 _ANCHOR_PIECES = st.sampled_from(
     ["pass", "PASSWORD", "db_", "Pwd", "secret", "_TOKEN", "api-key", "KEY", "K", "ſ", "İ",
      "ı", "--", "-", ".", "_", "=", ":", " ", "\n", "\\n", "\\", '"', "'", "\\\"", "x",
@@ -95,8 +94,8 @@ _ASSIGNMENT_TEXT = st.tuples(
     _KEYWORD,
     st.text(_NAME_CHARS, max_size=4),
     st.sampled_from(["", '"', "'", '\\"']),
-    st.sampled_from(["", " ", "\n", "\u00a0"]),
-    st.sampled_from(["=", ":", " ", "::"]),
+    st.sampled_from(["", " ", "\n", "\u00a0", "\t", " \t"]),
+    st.sampled_from(["=", ":", " ", "::", "==", ":/", "\t"]),
     st.sampled_from(["", " ", '"']),
     st.text("aZ09!$#/+=-_.%é", min_size=0, max_size=20),
 ).map("".join)
