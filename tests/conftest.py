@@ -88,6 +88,7 @@ def benchmark_module(name: str) -> Any:
     spec = importlib.util.spec_from_file_location(f"trajset_benchmark_{name}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass looks its module up while it is made
     saved = list(sys.path)
     sys.path.insert(0, str(path.parent))
     try:
