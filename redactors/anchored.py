@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Literal, cast
 
 from .prefilter import hits_of
 
@@ -45,7 +45,7 @@ class Anchor:
     first: int | None = None
     #: what finds the keyword (``prefilter.hits_of``): ``re`` for a keyword that starts
     #: with one literal character, RE2 for an alternation ``re`` would try at every place
-    engine: str = "re2"
+    engine: Literal["re2", "re"] = "re2"
     _hits: Callable[[str], Iterator[tuple[int, int]]] = field(init=False, repr=False)
     _run: re.Pattern[str] = field(init=False, repr=False)
     _follow: re.Pattern[str] | None = field(init=False, repr=False)

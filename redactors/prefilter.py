@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 import re2
 
@@ -115,7 +115,9 @@ def _re2(pattern: str) -> Any:
 
 
 @cache
-def hits_of(pattern: str, engine: str = "re2") -> Callable[[str], Iterator[tuple[int, int]]]:
+def hits_of(
+    pattern: str, engine: Literal["re2", "re"] = "re2"
+) -> Callable[[str], Iterator[tuple[int, int]]]:
     """A function giving the spans of ``pattern`` in a string, left to right without
     overlaps; RE2 reads the widened pattern, so every place ``re`` would find lies in a
     span or in a run of characters touching one (how ``anchored.py`` uses them).
