@@ -8,7 +8,6 @@ import re
 from contextlib import suppress
 from pathlib import Path
 
-from ...jsonio import UNREAD, loads_fast
 from ..jsonl import BOM
 from ..regular import open_input
 
@@ -25,9 +24,7 @@ def is_qwen(path: Path, lines: int = 64) -> bool:
     with suppress(OSError), open_input(path) as fh:
         for _, line in zip(range(lines), fh, strict=False):
             with suppress(ValueError, UnicodeDecodeError, RecursionError):
-                # detection reads up to 64 lines of every file of any store: orjson first
-                record = loads_fast(line := line.removeprefix(BOM))
-                said = _says(json.loads(line) if record is UNREAD else record)
+                said = _says(json.loads(line.removeprefix(BOM)))
                 if said is not None:
                     return said
     return False
