@@ -62,25 +62,6 @@ def depth(value: JSON) -> int:
     return deepest
 
 
-#: what ``loads_fast`` returns when orjson cannot stand in for the standard library
-UNREAD: Any = object()
-
-
-def loads_fast(data: str | bytes) -> JSON:
-    """``json.loads(data)``'s value, read by orjson (a third of the time on a Codex store's
-    lines), or ``UNREAD`` when orjson refuses it (NaN, a number beyond a double, a lone
-    surrogate, bad JSON or UTF-8, deeper than ``MAX_DEPTH``) or may read it otherwise (an
-    integer beyond 64 bits becomes a float): the caller then reads it with the standard
-    library, for its value or its error."""
-    if _openers(data) > MAX_DEPTH:
-        return UNREAD
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return UNREAD
-    return UNREAD if _wide(value) else value
-
-
 def loads_strict(text: str | bytes, *, finite: bool = True) -> JSON:
     """``loads_checked``'s value (the replaced surrogates not reported)."""
     return loads_checked(text, finite=finite)[0]

@@ -13,14 +13,12 @@ from hypothesis import strategies as st
 
 from trajset.pipeline.jsonio import (
     MAX_DEPTH,
-    UNREAD,
     _finite,
     _reject_constant,
     depth,
     dumps_indented,
     dumps_indented_parts,
     fix_surrogates,
-    loads_fast,
     loads_strict,
 )
 
@@ -55,14 +53,11 @@ def _outcome(read: Any, text: str | bytes) -> tuple[str, str]:
 
 def _same(text: str) -> None:
     """Both modes read ``text`` (and its bytes) as before: ``finite=False`` lets NaN and
-    numbers beyond a double through as floats; ``loads_fast`` reads it as ``json.loads``
-    does or leaves it to it."""
+    numbers beyond a double through as floats."""
     for form in (text, text.encode("utf-8", "surrogatepass")):
         assert _outcome(loads_strict, form) == _outcome(_reference, form), form
         lenient = _outcome(lambda t: loads_strict(t, finite=False), form)
         assert lenient == _outcome(lambda t: _reference(t, finite=False), form), form
-        fast = loads_fast(form)  # the standard library's value, or UNREAD
-        assert fast is UNREAD or repr(fast) == repr(json.loads(form)), form
 
 
 VALUES = st.recursive(
@@ -107,7 +102,7 @@ def test_numbers_read_as_before(number: str) -> None:
     _same(f'{{"a": [1, {{"n": {number}}}], "b": {number}}}')
 
 
-@pytest.mark.parametrize("levels", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 1000, 2000])
+@pytest.mark.parametrize("levels", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 2000])
 def test_nesting_limit_as_before(levels: int) -> None:
     _same("[" * levels + "]" * levels)
     _same('{"a":' * levels + "1" + "}" * levels)

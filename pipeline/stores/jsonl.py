@@ -14,8 +14,6 @@ from typing import Any
 
 from trajset.schemas.session import Issue
 
-from ..jsonio import UNREAD, loads_fast
-
 JSON = Any
 
 
@@ -63,8 +61,6 @@ def objects(
 def decoded(chunk: bytes, glued: bool) -> tuple[list[JSON], Exception | None]:
     """The value a line holds, or why it does not decode; with ``glued``, each of the values
     written one after another on it, and why what follows them does not decode."""
-    if (value := loads_fast(chunk)) is not UNREAD:
-        return [value], None
     bad: Exception | None = None
     try:
         text = chunk.decode("utf-8")
