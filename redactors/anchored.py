@@ -43,6 +43,10 @@ class Anchor:
     #: with ``before``: a match starts in the first this many places of the run before its
     #: keyword (an e-mail at its local part's first character, or after an escape there)
     first: int | None = None
+    #: whether a match may start after its keyword's first character, in the run after it
+    #: (a name holding two keywords); without, only the run before it and that character
+    #: are tried (a URL's scheme before its ``://``)
+    ahead: bool = True
     #: what finds the keyword (``prefilter.hits_of``): ``re`` for a keyword that starts
     #: with one literal character, RE2 for an alternation ``re`` would try at every place
     engine: Literal["re2", "re"] = "re2"
@@ -70,10 +74,10 @@ class Anchor:
             left, right = max(a, done), b
             while left > done and self._run.match(text, left - 1):
                 left -= 1
-            while right < len(text) and self._run.match(text, right):
+            while self.ahead and right < len(text) and self._run.match(text, right):
                 right += 1
             if self._follow is None or self._follow.match(text, right):
-                yield from range(left, right)
+                yield from range(left, right if self.ahead else a + 1)
             done = right
 
     def _before(self, text: str, most: int) -> Iterator[int]:

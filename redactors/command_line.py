@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from .anchored import NOWHERE, Anchor
 from .base import Rule
 from .passwords import NOT_SECRET
 
@@ -80,6 +81,7 @@ RULES: list[Rule] = [
         r"mysql|mariadb|sshpass|docker|redis-cli|curl",
         description="passwords given to a command: mysql -pPW, sshpass -p PW, docker login -p "
         "TOKEN, redis-cli -a PW, curl -u user:PW",
+        anchor=Anchor(r"mysql|mariadb|sshpass|docker|redis-cli|curl", NOWHERE),  # at its name
     ),
     ConnectionString(
         "connection_string_v1",

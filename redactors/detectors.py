@@ -208,8 +208,8 @@ RULES: list[Rule] = [
         r"://|:\\/\\/",
         group=1,
         description="user:password in scheme://user:password@host, also with JSON-escaped slashes",
-        # the scheme runs up to its ``:``
-        anchor=Anchor(r"://|:\\/\\/", r"[a-zA-Z0-9+.-]", engine="re"),
+        # the scheme runs up to its ``:``; the host after it starts no match
+        anchor=Anchor(r"://|:\\/\\/", r"[a-zA-Z0-9+.-]", ahead=False, engine="re"),
     ),
     Rule(
         "authorization_header_v1",

@@ -76,7 +76,7 @@ def test_every_anchored_rule_is_tested() -> None:
     names = {name for name, _, _ in ANCHORED}
     assert names == {
         "credential_assignment_v4", "password_assignment_v3", "email_v3", "url_credentials_v2",
-        "authorization_header_v1", "bearer_token_v1",
+        "authorization_header_v1", "bearer_token_v1", "command_line_password_v1",
     }  # fmt: skip
 
 
@@ -117,6 +117,14 @@ _URL_TEXT = st.tuples(
     st.sampled_from(["://", ":\\/\\/"]), st.text("aZ09.-", min_size=1, max_size=6),
     st.just(":"), st.text("aZ09!$.-", min_size=1, max_size=8), st.just("@host"),
 ).map("".join)  # fmt: skip
+_COMMAND_TEXT = st.tuples(
+    st.sampled_from(["", " ", "x", ".", "\\n", "|", "$ "]),
+    st.sampled_from(["mysql", "mysqldump", "mariadb-dump", "sshpass", "docker", "redis-cli",
+                     "curl", "mariadbdocker", "mycurl"]),
+    st.sampled_from([" -u root -p", " -p", " login -p ", " login --password=", " -a ",
+                     " -u dana:", " --user 'dana:", " -f -p", "\n-p", " | -p"]),
+    st.sampled_from(["S3cr3t", "'pw 1'", "$PW", "***", "", "-x"]),
+).map("".join)  # fmt: skip
 _KEY_TEXT = st.tuples(
     st.sampled_from(["", "x", "-", "_"]), st.just("sk-"),
     st.sampled_from(["", "proj-", "ant-"]), st.text("aZ09_-", min_size=15, max_size=30),
@@ -127,7 +135,13 @@ _KEY_TEXT = st.tuples(
 @given(
     st.lists(
         st.one_of(
-            _ANCHOR_PIECES, _ASSIGNMENT_TEXT, _EMAIL_TEXT, _KEY_TEXT, _HEADER_TEXT, _URL_TEXT
+            _ANCHOR_PIECES,
+            _ASSIGNMENT_TEXT,
+            _EMAIL_TEXT,
+            _KEY_TEXT,
+            _HEADER_TEXT,
+            _URL_TEXT,
+            _COMMAND_TEXT,
         ),
         max_size=8,
     ).map("".join)
