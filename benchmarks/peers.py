@@ -29,6 +29,7 @@ the repository it is initialised in, so it runs once per project folder.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import shutil
@@ -49,7 +50,11 @@ UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 SOURCES = {
     "claude-code": ("claude-code", ".claude/projects"),
     "codex": ("codex/real", ".codex/sessions"),
+    "gemini-cli": ("gemini-cli/real", ".gemini/tmp"),
+    "pi": ("pi/real", ".pi/agent/sessions"),
 }
+#: a Gemini CLI project's hash (its folder's name and ``projectHash``), made new per copy
+PROJECT_HASH = re.compile(rb"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -127,10 +132,11 @@ PEERS = [
          {"claude-code": _claw("codeclaw", "claude"), "codex": _claw("codeclaw", "codex")},
          "one JSONL row per session; tool outputs left out; no ATIF, no pairs"),
     Peer("dataclaw", "dataclaw==0.4.2", "python3",
-         {"claude-code": _claw("dataclaw", "claude"), "codex": _claw("dataclaw", "codex")},
+         {"claude-code": _claw("dataclaw", "claude"), "codex": _claw("dataclaw", "codex"),
+          "gemini-cli": _claw("dataclaw", "gemini")},
          "one JSONL row per session with messages and tool calls; no ATIF, no pairs"),
     Peer("teich", "teich==0.3.6", "python3",
-         {"claude-code": _teich("claude"), "codex": _teich("codex")},
+         {"claude-code": _teich("claude"), "codex": _teich("codex"), "pi": _teich("pi")},
          "raw traces copied, then one training row per session; no ATIF, no pairs"),
     Peer("harbor", "harbor==0.25.0", "python3.12",
          {"claude-code": _harbor("claude-code"), "codex": _harbor("codex")},
@@ -166,11 +172,17 @@ def install_trajset(venvs: Path) -> Path:
     return bin_
 
 
-def _renamed(data: bytes, copy: int) -> bytes:
-    """``data`` with every UUID replaced by one derived from it and ``copy``."""
-    return UUID.sub(
+def _renamed(data: bytes, copy: int, hashes: bool = False) -> bytes:
+    """``data`` with every UUID (and with ``hashes``, every Gemini CLI project hash)
+    replaced by one derived from it and ``copy``."""
+    data = UUID.sub(
         lambda m: str(uuid.uuid5(uuid.NAMESPACE_OID, f"{copy}:{m.group().decode()}")).encode(),
         data,
+    )
+    if not hashes:
+        return data
+    return PROJECT_HASH.sub(
+        lambda m: hashlib.sha256(b"%d:%s" % (copy, m.group())).hexdigest().encode(), data
     )
 
 
@@ -180,8 +192,10 @@ def real_corpus(kind: str, home: Path, size: int) -> Path:
     store = home / below
     files = sorted(
         p
-        for p in (UPSTREAM / source).rglob("*.jsonl")
-        if p.is_file() and not any(x.startswith("synthetic") for x in p.parts)
+        for p in (UPSTREAM / source).rglob("*.json*")
+        if p.suffix in (".json", ".jsonl")
+        and p.is_file()
+        and not any(x.startswith("synthetic") for x in p.parts)
     )  # the real sessions alone
     written, copy = 0, 0
     while written < size:
@@ -193,11 +207,20 @@ def real_corpus(kind: str, home: Path, size: int) -> Path:
                 repo.mkdir(parents=True, exist_ok=True)
                 project = Path(re.sub(r"[^A-Za-z0-9-]", "-", str(repo)))
                 rel = project / Path(*rel.parts[1:]) if len(rel.parts) > 1 else project / rel.name
+            elif kind == "gemini-cli":  # tmp/<project hash>/chats/<session>
+                rel = Path(*rel.parts[-3:])
+            elif kind == "pi":  # a project folder per copy, sessions named by their id
+                rel = Path(f"--work-copy{copy}--") / f"2026-01-01T00-00-00-000Z_{rel.name}"
             else:  # rollouts below sessions/YYYY/MM/DD/
                 parts = [p for p in rel.parts if p != "sessions"]
                 rel = Path(*parts[-4:]) if len(parts) >= 4 else Path("2026/01/01") / rel.name
-            data = _renamed(f.read_bytes(), copy)
-            target = store / Path(_renamed(str(rel).encode(), copy).decode())
+            gemini = kind == "gemini-cli"
+            data = _renamed(f.read_bytes(), copy, gemini)
+            target = store / Path(_renamed(str(rel).encode(), copy, gemini).decode())
+            if kind == "pi":  # Pi names a session file after its time and its id
+                first = UUID.search(data)
+                target = target.with_name(target.name.split("_")[0] + "_" + (
+                    first.group().decode() if first else f"copy{copy}") + ".jsonl")  # fmt: skip
             if kind == "codex" and not target.name.startswith("rollout-"):
                 # a sample named otherwise: named as Codex names it, by its session id, so
                 # the copies do not overwrite one another
