@@ -349,3 +349,18 @@ def test_the_default_location_honours_gemini_cli_home() -> None:
     [where] = reader_for("gemini-cli").locations
     assert where.resolve({"HOME": "/h"}) == Path("/h/.gemini")
     assert where.resolve({"HOME": "/h", "GEMINI_CLI_HOME": "/g"}) == Path("/g/.gemini")
+
+
+def test_a_json_chat_is_gemini_s_even_when_a_line_reads_as_qwen_code_s(tmp_path: Path) -> None:
+    """Qwen Code keeps its sessions as JSON Lines only, and its reader takes no ``.json``
+    file: a ``.json`` chat is the Gemini reader's (read, or an error row), never left to a
+    reader that will not take it."""
+    chats = tmp_path / ".gemini" / "tmp" / ("a" * 64) / "chats"
+    chats.mkdir(parents=True)
+    qwen_like = {"uuid": "u1", "sessionId": "s1", "type": "user",
+                 "message": {"role": "user", "parts": [{"text": "hi"}]}}  # fmt: skip
+    (chats / "session-2026-01-01T00-00-aaaaaaaa.json").write_text(json.dumps(qwen_like) + "\n")
+    units = discover([tmp_path / ".gemini"], "gemini-cli")
+    assert [Path(f).name for u in units for f in u.files] == [
+        "session-2026-01-01T00-00-aaaaaaaa.json"
+    ]

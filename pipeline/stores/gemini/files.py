@@ -101,7 +101,9 @@ def project_dirs(path: Path) -> list[Path]:
 def chat_files(project: Path) -> list[Path]:
     """The chats of a project folder (main and subagent), and its moved-aside copies, sorted.
     In a ``chats`` folder every chat-named file is one, but Qwen Code's: its fork keeps its
-    sessions in the same layout (``~/.qwen/projects/<project>/chats/``)."""
+    sessions in the same layout (``~/.qwen/projects/<project>/chats/``), as JSON Lines only
+    (a ``.json`` chat is never probed: Qwen's reader would not take it, and the probe reads
+    64 lines of each pretty-printed chat in vain)."""
     own = (project / "chats").is_dir()
     chats = project / "chats" if own else project
     found = [*chats.glob("*"), *chats.glob("*/*")]
@@ -111,7 +113,7 @@ def chat_files(project: Path) -> list[Path]:
         if p.is_file()
         and (
             is_unreadable_copy(p)
-            or (own and is_chat_name(p) and not is_qwen(p))
+            or (own and is_chat_name(p) and not (p.suffix == ".jsonl" and is_qwen(p)))
             or looks_like_chat(p)
         )
     )
