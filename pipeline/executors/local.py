@@ -9,13 +9,8 @@ import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import (
-    FIRST_COMPLETED,
-    Future,
-    ProcessPoolExecutor,
-    ThreadPoolExecutor,
-    wait,
-)
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from queue import SimpleQueue
 from typing import TypeVar
 
 from ..tuning import fork_safe, pyarrow_without_pandas
@@ -95,20 +90,25 @@ class LocalExecutor(Lifetime):
         busy: set[Future[list[R]]] = set()  # running in the pool
         here: Future[list[R]] | None = None  # running in the thread
         front = 0  # items[front:] are not started
+        # Each future says here when it is done.  ``concurrent.futures.wait`` is not used:
+        # it takes every future's lock in a Python loop, and a Ctrl-C between two of them
+        # left one held, so the future's result could never be set and the run hung.
+        finished: SimpleQueue[Future[list[R]]] = SimpleQueue()
         with ThreadPoolExecutor(1, thread_name_prefix="trajset-worker") as thread:
             while front < len(items) or pending:
                 while front < len(items) and len(busy) < self.workers - 1:
                     chunk = pool.submit(run_chunk, job, items[front : front + size])
+                    chunk.add_done_callback(finished.put)
                     busy.add(chunk)
                     pending.append(chunk)
                     front += size
                 if front < len(items) and (here is None or here.done()):
                     here = thread.submit(run_chunk, job, items[front : front + 1])
+                    here.add_done_callback(finished.put)
                     pending.append(here)
                     front += 1
                 while pending and pending[0].done():
                     yield from pending.popleft().result()
                 if pending:  # until a process or the thread is free, or the next result ready
-                    running = [f for f in (*busy, here) if f is not None and not f.done()]
-                    wait([*running, pending[0]], None, FIRST_COMPLETED)
+                    finished.get()  # one future more is done (perhaps one already seen)
                     busy = {f for f in busy if not f.done()}
