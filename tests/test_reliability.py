@@ -252,6 +252,26 @@ def test_resume_re_exports_changed_and_added_inputs_and_drops_removed_ones(
     assert before != {p.name for p in (out / "atif").glob("*.json")}
 
 
+@pytest.mark.parametrize("keep_state", [False, True])
+def test_the_scratch_is_gone_before_the_sync_that_puts_the_outputs_on_the_disk(
+    tmp_path: Path, keep_state: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts (their rows, uncompressed: 499 MB for the 63 MB benchmark corpus) are
+    removed before the manifest's ``sync``, which would otherwise write them to the disk
+    only to free them after; kept with ``--keep-state``."""
+    out, seen = tmp_path / "out", []
+    monkeypatch.setattr(os, "sync", lambda: seen.append((out / ".trajset" / "parts").exists()))
+    settings = RunSettings(batch_mean_units=1, batch_input_bytes=10**18)
+    run_export(
+        [sample_store()],
+        out,
+        ExportOptions(),
+        RunOptions(workers=1, keep_state=keep_state, settings=settings),
+    )
+    assert seen == [keep_state]
+    assert (out / "manifest.json").exists()
+
+
 def test_a_where_that_filters_a_session_out_is_not_a_failure(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app,

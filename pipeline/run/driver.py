@@ -247,12 +247,12 @@ def run_export(
             facts = assemble_outputs(
                 target, result, assembly, shard_executor, progress, run.settings
             )
+            if not run.keep_state:  # gone before the manifest's sync, which need not write it
+                drop_state(target)
             write_manifest(target, result, assembly, facts, options, run, version, redactor)
             inputs.path.unlink(missing_ok=True)  # in the manifest now
             if options.tokenize:  # from the shards written, through the same workers
                 tokenize_export(target, options.tokenize, executor, progress)
-        if not run.keep_state:
-            drop_state(target)
         finish_output(out, target)
     return result
 
