@@ -21,6 +21,7 @@ from trajset.pipeline import ExportOptions, RunOptions, read_store, run_export
 from trajset.pipeline.cli import app
 from trajset.pipeline.stores import detect_kind, discover, load_unit, reader_for
 from trajset.pipeline.stores.jsonl import objects
+from trajset.pipeline.stores.qwen.files import is_qwen
 from trajset.schemas.session import Session
 
 from .conftest import UPSTREAM
@@ -76,6 +77,18 @@ def test_a_qwen_file_missing_its_first_session_id_is_not_read_as_claude_code(
     del first["sessionId"]
     (tmp_path / "s.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
     assert detect_kind(tmp_path / "s.jsonl") == "qwen-code"
+
+
+def test_a_first_record_with_none_of_qwen_s_base_fields_decides_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """Another agent's header (the Agent Session Format's, Codex's, Pi's) says the file is
+    not Qwen's: detection read up to 64 lines of every such file, most of a store."""
+    qwen = (CHATS / f"{REWINDS}.jsonl").read_text().splitlines()[0]
+    header = json.dumps({"type": "session", "format": "agentsession/0.2", "id": "s1"})
+    (tmp_path / "other.jsonl").write_text(f"{header}\n{qwen}\n")
+    (tmp_path / "qwen.jsonl").write_text(f"{qwen}\n{header}\n")
+    assert (is_qwen(tmp_path / "other.jsonl"), is_qwen(tmp_path / "qwen.jsonl")) == (False, True)
 
 
 def test_the_default_location_honours_qwen_runtime_dir() -> None:

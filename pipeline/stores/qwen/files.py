@@ -15,16 +15,26 @@ from ..regular import open_input
 SESSION_FILE = re.compile(r"[0-9a-fA-F-]{32,36}\.jsonl")
 
 
+#: what Qwen Code writes first in every record (``createBaseRecord``)
+BASE_FIELDS = ("uuid", "parentUuid", "sessionId")
+
+
 def is_qwen(path: Path, lines: int = 64) -> bool:
     """Whether the file's records are Qwen Code's: uuid/parentUuid/sessionId records like
     Claude Code's, but a message holds Gemini's ``parts`` (or is the ``model``'s), and
-    Qwen's own records carry ``systemPayload``.  The first record that says decides."""
+    Qwen's own records carry ``systemPayload``.  The first record that says decides; a
+    first record with none of the base fields says no (another agent's header: the rest of
+    its file need not be parsed)."""
     if not path.is_file():  # a FIFO would block, a folder has no line
         return False
+    first = True
     with suppress(OSError), open_input(path) as fh:
         for _, line in zip(range(lines), fh, strict=False):
             with suppress(ValueError, UnicodeDecodeError, RecursionError):
-                said = _says(json.loads(line.removeprefix(BOM)))
+                record = json.loads(line.removeprefix(BOM))
+                if first and isinstance(record, dict) and not any(f in record for f in BASE_FIELDS):
+                    return False
+                first, said = False, _says(record)
                 if said is not None:
                     return said
     return False
