@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import hashlib
 import re
 from collections.abc import Iterator
@@ -103,7 +102,7 @@ def spill_media(
     """
     if not any((p["source"].get("path") or "").startswith("data:") for p in _media_parts(doc)):
         return doc, {}, []
-    doc = copy.deepcopy(doc)
+    doc = _copied(doc)
     files: dict[str, bytes] = {}
     replaced: dict[str, str] = {}
     omitted: list[str] = []
@@ -131,6 +130,19 @@ def spill_media(
         source["path"] = replaced[url]
     _replace_strings(doc, replaced)
     return doc, files, omitted
+
+
+def _copied(value: JSON) -> JSON:
+    """``value`` with every dict, list and tuple in it copied: what ``copy.deepcopy`` makes of
+    a JSON tree (strings and numbers are immutable, so shared), without its memo and its
+    dispatch per value (0.44 s of the Pi corpus's 15 documents with images, against 0.09 s)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_copied(v) for v in value)
+    return value
 
 
 def _replace_strings(value: JSON, table: dict[str, str]) -> JSON:
