@@ -139,7 +139,7 @@ PEERS = [
          {"claude-code": _teich("claude"), "codex": _teich("codex"), "pi": _teich("pi")},
          "raw traces copied, then one training row per session; no ATIF, no pairs"),
     Peer("harbor", "harbor==0.25.0", "python3.12",
-         {"claude-code": _harbor("claude-code"), "codex": _harbor("codex")},
+         {kind: _harbor(kind) for kind in ("claude-code", "codex", "gemini-cli", "pi")},
          "one ATIF trajectory per session (its converter); no redaction, no tables, no pairs"),
     Peer("opentraces", "opentraces==0.4.13", "python3", {"claude-code": _opentraces},
          "its trace store (one record per session, secrets scanned); no ATIF, no pairs",
